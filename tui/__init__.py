@@ -1,0 +1,1 @@
+"""The Textual dashboard: screens, panes and keys. Reads core, never the reverse."""
