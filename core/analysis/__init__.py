@@ -1,1 +1,4 @@
+"""Pure, incremental analyses. Importing this package registers every session analyzer and record handler.
 
+Each analysis module registers itself through `core.analysis.pipeline` when imported; list new modules here.
+"""

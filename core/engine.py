@@ -1,0 +1,188 @@
+"""The one object a surface drives: sources -> format adapters -> state, under a lock.
+
+The TUI calls `poll()` from a worker thread whenever the watcher wakes it; the report calls it until the
+backlog is drained. Readers take `lock` while they copy what they show.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import core.analysis  # noqa: F401  (registers the session analyzers)
+from core.formats import sniff
+from core.formats.base import Adapter, load_object
+from core.model import Problem
+from core.sources import Line, Notice, Sources
+from core.sources.discover import resolve_roots
+from core.state import State
+from core.timeutil import now_ms
+
+#: Lines of a file not yet recognised are held (bounded) until one line tells its format.
+SNIFF_HOLD_LINES = 50
+SNIFF_HOLD_BYTES = 4 * 1024 * 1024
+RESET_NOTICES = frozenset({"truncated", "replaced", "recreated", "deleted"})
+
+
+@dataclass(slots=True)
+class SourceStat:
+    """Per-file reading statistics, for the report's `sources` and the status line."""
+
+    path: str
+    format: str | None = None
+    bytes: int = 0
+    lines: int = 0
+    bad_lines: int = 0
+
+
+@dataclass(slots=True)
+class PollResult:
+    lines: int = 0
+    bytes: int = 0
+    changed: bool = False
+
+
+@dataclass
+class _Pending:
+    lines: list[Line] = field(default_factory=list)
+    size: int = 0
+
+
+class Engine:
+    def __init__(self, paths: list[Path], *, watch: bool = False) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.roots = resolve_roots(self.paths)
+        self.sources = Sources(self.roots)
+        self.state = State()
+        self.lock = threading.RLock()
+        self.adapters: dict[str, Adapter] = {}
+        self.stats: dict[str, SourceStat] = {}
+        self._pending: dict[str, _Pending] = {}
+        self.ignored: set[str] = set()
+        self.total_lines = 0
+        self.total_bytes = 0
+        if watch:
+            self.sources.start_watching()
+
+    # ------------------------------------------------------------------ reading
+    def poll(self, max_bytes: int | None = None) -> PollResult:
+        """Read what is new everywhere and apply it. Safe to call from a worker thread."""
+        batches = self.sources.poll(max_bytes)
+        result = PollResult()
+        with self.lock:
+            for batch in batches:
+                for notice in batch.notices:
+                    self._notice(batch.logical, notice)
+                    result.changed = True
+                if batch.lines:
+                    self._lines(batch.path, batch.logical, batch.lines)
+                    result.lines += len(batch.lines)
+                    result.bytes += sum(len(line.data) + 1 for line in batch.lines)
+                    result.changed = True
+            self.total_lines += result.lines
+            self.total_bytes += result.bytes
+        return result
+
+    def drain(self, chunk: int = 64 * 1024 * 1024) -> None:
+        """Read until nothing is left (the report; tests)."""
+        while True:
+            result = self.poll(chunk)
+            if not result.lines and not result.changed:
+                break
+        self.finish_pending()
+
+    def finish_pending(self) -> None:
+        """Files never recognised: their held lines become problems (nothing is silently dropped)."""
+        with self.lock:
+            for path, pending in list(self._pending.items()):
+                for line in pending.lines:
+                    self._problem(path, line, "unrecognised format: no line of this file matched a known format")
+                pending.lines.clear()
+
+    def wait(self, timeout: float) -> bool:
+        return self.sources.wait(timeout)
+
+    def close(self) -> None:
+        self.sources.close()
+
+    # ------------------------------------------------------------------ internals
+    def _stat(self, path: str) -> SourceStat:
+        stat = self.stats.get(path)
+        if stat is None:
+            stat = self.stats[path] = SourceStat(path)
+        return stat
+
+    def _notice(self, logical: str, notice: Notice) -> None:
+        self.state.add_problem(Problem(notice.path, notice.lineno, notice.offset, notice.message, now_ms()))
+        if notice.kind == "oversized_line":
+            self._stat(notice.path).bad_lines += 1
+        if notice.kind in RESET_NOTICES:
+            adapter = self.adapters.get(logical)
+            if adapter is not None and adapter.name.endswith("transcript"):
+                self.state.reset_session(logical)
+            if notice.kind != "deleted":
+                self.adapters.pop(logical, None)
+
+    def _lines(self, path: str, logical: str, lines: list[Line]) -> None:
+        stat = self._stat(path)
+        adapter = self.adapters.get(logical)
+        if adapter is None:
+            adapter, lines = self._sniff(path, logical, lines)
+            if adapter is None:
+                return
+            stat.format = adapter.name
+        elif stat.format is None:
+            stat.format = adapter.name
+        apply = self.state.apply
+        for line in lines:
+            stat.lines += 1
+            stat.bytes += len(line.data) + 1
+            if not line.data.strip():
+                continue
+            for record in adapter.parse(path, line.lineno, line.offset, line.data):
+                if isinstance(record, Problem):
+                    stat.bad_lines += 1
+                    if record.ts_ms is None:
+                        record.ts_ms = now_ms()
+                apply(record)
+
+    def _sniff(self, path: str, logical: str, lines: list[Line]) -> tuple[Adapter | None, list[Line]]:
+        if logical in self.ignored:
+            stat = self._stat(path)
+            stat.lines += len(lines)
+            stat.bytes += sum(len(line.data) + 1 for line in lines)
+            return None, []
+        pending = self._pending.setdefault(logical, _Pending())
+        held = pending.lines + lines
+        for line in held:
+            obj = load_object(path, line.lineno, line.offset, line.data)
+            if isinstance(obj, Problem):
+                continue
+            del self._pending[logical]
+            adapter = sniff(path, obj)
+            if adapter is not None:
+                self.adapters[logical] = adapter
+                return adapter, held
+            # a valid JSON object of no known format: the file is not ours; say so once
+            self.ignored.add(logical)
+            self.state.add_problem(
+                Problem(path, line.lineno, line.offset, "not a format this tool reads; file ignored", now_ms())
+            )
+            return self._sniff(path, logical, held)
+        pending.lines = held
+        pending.size = sum(len(line.data) for line in held)
+        if len(held) > SNIFF_HOLD_LINES or pending.size > SNIFF_HOLD_BYTES:
+            stat = self._stat(path)
+            for line in held:
+                stat.lines += 1
+                stat.bytes += len(line.data) + 1
+                if line.data.strip():
+                    self._problem(path, line, "unrecognised line: no format this tool reads matched it")
+            pending.lines = []
+            pending.size = 0
+        return None, []
+
+    def _problem(self, path: str, line: Line, reason: str) -> None:
+        self._stat(path).bad_lines += 1
+        self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))

@@ -1,0 +1,71 @@
+"""What every format adapter shares: JSON decoding that never raises, and the adapter protocol.
+
+An adapter is a pure function from one line (bytes + where it sits) to records. It never raises on bad
+input: a bad line becomes exactly one `Problem` naming the file, line, byte offset and reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import orjson
+
+from core.model import Problem, Record
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class Adapter(Protocol):
+    #: the `format` name the report uses for files of this kind
+    name: str
+
+    def sniff(self, path: str, obj: dict[str, Any]) -> bool:
+        """True when a file whose first JSON object is `obj` is of this format."""
+        ...
+
+    def parse(self, path: str, lineno: int, offset: int, data: bytes) -> list[Record]:
+        """One complete line (without its newline) -> records. Never raises."""
+        ...
+
+
+def describe_json_error(data: bytes, exc: Exception) -> str:
+    """A reason a user understands: invalid UTF-8 is named as such, with its byte position."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"invalid UTF-8 at byte {err.start}"
+    message = str(exc).split(": line", 1)[0]
+    if not data.strip():
+        return "empty line"
+    return f"invalid JSON: {message}"
+
+
+def load_object(path: str, lineno: int, offset: int, data: bytes) -> dict[str, Any] | Problem:
+    """Decode one line as a JSON object, or say exactly why not."""
+    if len(data) > MAX_LINE_BYTES:
+        return Problem(path, lineno, offset, f"line of {len(data)} bytes exceeds the 64 MiB limit")
+    if data.endswith(b"\r"):
+        data = data[:-1]
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return Problem(path, lineno, offset, describe_json_error(data, exc))
+    if not isinstance(obj, dict):
+        return Problem(path, lineno, offset, f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def opt_str(obj: dict[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
+def opt_int(obj: dict[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

@@ -1,0 +1,226 @@
+"""Normalized records that flow from the format adapters into analysis and state.
+
+Records are slotted dataclasses rather than pydantic models: they are created once per input line on the
+hot path, and the adapters already validate the shapes they accept. pydantic is used where validation pays
+(the report contract, `core.report.schema`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The five kinds a report always lists, in display order. `failed` (newer senpi) and any unknown kind
+#: are added when seen.
+KINDS: tuple[str, ...] = ("bootstrap", "delta", "fork", "flatten", "disabled")
+
+#: Kinds that re-send history. `failed`, `bootstrap`, `delta` and `disabled` are not re-sends.
+RESEND_KINDS: frozenset[str] = frozenset({"fork", "flatten"})
+
+CONTINUITY_EVENT = "claude_sdk_oauth_session_continuity"
+CLOSE_EVENT = "claude_sdk_oauth_session_close"
+
+
+@dataclass(slots=True)
+class Where:
+    """Where a record came from: enough to re-read it lazily and to name it in a problem."""
+
+    path: str
+    line: int
+    offset: int
+    length: int = 0
+
+
+@dataclass(slots=True)
+class Problem:
+    """One bad input line or file event worth showing: never fatal, always located."""
+
+    path: str
+    line: int | None
+    offset: int | None
+    error: str
+    ts_ms: int | None = None  # when it was noticed (wall clock), for "newest first"
+
+
+@dataclass(slots=True)
+class LogEvent:
+    """Any session.log / compaction.log line. Unknown events stay generic records, not errors."""
+
+    where: Where
+    source: str  # "session-log" | "compaction-log"
+    ts: str
+    ts_ms: int | None
+    level: str
+    event: str
+    data: dict[str, Any]
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class ContinuityLine:
+    """A `claude_sdk_oauth_session_continuity` line: one observed decision of one provider call."""
+
+    where: Where
+    ts: str
+    ts_ms: int | None
+    kind: str
+    reason: str
+    count: int | None
+    session_id: str | None = None  # newer builds (2026.9.29+) only
+    #: set by attribution: the session whose transcript diagnostic matched this line
+    matched_session: str | None = None
+    matched_turn: int | None = None
+
+
+@dataclass(slots=True)
+class CloseLine:
+    """A `claude_sdk_oauth_session_close` line."""
+
+    where: Where
+    ts: str
+    ts_ms: int | None
+    reason: str
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class TranscriptEntry:
+    """One transcript line. `obj` is the parsed entry; state never keeps it (only summaries and offsets)."""
+
+    where: Where
+    type: str
+    id: str | None
+    parent_id: str | None
+    timestamp: str | None
+    obj: dict[str, Any]
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        msg = self.obj.get("message")
+        return msg if isinstance(msg, dict) else None
+
+    @property
+    def role(self) -> str | None:
+        msg = self.message
+        role = msg.get("role") if msg else None
+        return role if isinstance(role, str) else None
+
+
+@dataclass(slots=True)
+class SessionHeader:
+    """The `{"type":"session"}` first line of a transcript."""
+
+    where: Where
+    session_id: str
+    version: int | None
+    timestamp: str | None
+    cwd: str | None
+    parent_session: str | None = None
+
+
+@dataclass(slots=True)
+class Sidecar:
+    """A `<transcript>.claude-sdk-oauth-binding.json` restart binding."""
+
+    where: Where
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class AgentEvent:
+    """One line of an agent event recording (`--mode json` output): capture/commit evidence."""
+
+    where: Where
+    type: str
+    obj: dict[str, Any]
+
+
+Record = (
+    LogEvent | ContinuityLine | CloseLine | TranscriptEntry | SessionHeader | Sidecar | AgentEvent | Problem
+)
+
+
+@dataclass(slots=True)
+class Decision:
+    kind: str
+    reason: str
+    count: int | None = None
+
+
+@dataclass(slots=True)
+class LoggedDecision:
+    """What the agent said it did for one call: from the assistant's diagnostic, else a matched log line."""
+
+    kind: str
+    reason: str
+    count: int | None
+    payload_bytes: int | None = None
+    collapsed_directives: int | None = None
+    ts_ms: int | None = None
+    source: str = "diagnostic"  # "diagnostic" | "log"
+
+
+@dataclass(slots=True)
+class DiffChange:
+    path: str  # jq-style, e.g. ".content[0].startedAt"
+    change: str  # missing_in_capture | missing_in_commit | changed | type_changed
+    volatile: bool
+    capture: Any = None
+    commit: Any = None
+
+
+@dataclass(slots=True)
+class CommitInfo:
+    outcome: str  # clean | rewritten | not-resident | unknown
+    source: str  # events | transcript | inferred
+    klass: str | None = None  # volatile-only | semantic | None
+    diff: list[DiffChange] = field(default_factory=list)
+    variant: str | None = None  # which hash rule judged it: verbatim | timing-stripped | projected
+    capture_where: Where | None = None  # the recorded last message_update, for lazy re-read
+    commit_where: Where | None = None
+
+
+@dataclass(slots=True)
+class Turn:
+    """One assistant message = one provider call. Summaries and pointers only, never message bodies."""
+
+    session: str
+    index: int
+    entry_id: str | None
+    ts: str | None
+    ts_ms: int | None
+    where: Where  # the assistant entry line, for lazy re-read in the drill-down
+    model: str | None = None
+    provider: str | None = None
+    api: str | None = None
+    stop_reason: str | None = None
+    logged: LoggedDecision | None = None
+    log_line: int | None = None  # index into LogState.continuity of the matched log line
+    recomputed: Decision | None = None
+    logged_only: bool = False  # the replay cannot know the cause from disk; the logged decision is taken
+    agreement: bool | None = None
+    disagreement: str | None = None  # the first fact that differs
+    why: str | None = None  # one-line explanation of the recomputed decision
+    payload_bytes: int | None = None
+    payload_bytes_raw: int | None = None
+    payload_history_bytes: int | None = None
+    payload_new_bytes: int | None = None
+    directives: dict[str, dict[str, int]] | None = None
+    tokens: dict[str, int] | None = None
+    commit: CommitInfo | None = None
+    fingerprints: dict[str, str] | None = None
+    avoidable: bool | None = None
+    payload_bytes_if_stable: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str | None:
+        if self.logged is not None:
+            return self.logged.kind
+        if self.recomputed is not None:
+            return self.recomputed.kind
+        return None
+
+    @property
+    def rewritten(self) -> bool:
+        return self.commit is not None and self.commit.outcome == "rewritten"

@@ -1,0 +1,50 @@
+"""Make file data inert before anything displays it.
+
+Terminal widgets write segment text to the terminal unchanged, so an OSC title sequence or `ESC c` inside a
+log line would reach the user's terminal. Stripping happens here, in core, so every surface (TUI panes,
+notifications, Markdown, HTML) receives the same clean text. Bidi overrides are removed too: they can make a
+path or reason read differently from what it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL | ST (titles, OSC 8 links, OSC 52 clipboard)
+    r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC ... ST
+    r"|[ -/]*[0-~])?"  # nF / Fp / Fe / Fs escapes (ESC c = reset); a lone ESC too
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+REPLACEMENT = "\ufffd"
+
+
+def sanitize(text: str, *, replacement: str = REPLACEMENT) -> str:
+    """Remove escape sequences; replace other control and bidi-override characters (\\t and \\n kept)."""
+    if text.isprintable() and "\x1b" not in text:
+        return text
+    return _CONTROLS.sub(replacement, _ESCAPES.sub("", text))
+
+
+def clip(text: str, limit: int = 2000) -> str:
+    """Bound what one cell or line shows; giant lines are common (tool output, directives)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def one_line(text: str, mark: str = "\u23ce") -> str:
+    """Collapse line breaks for one-record-per-row panes."""
+    return _LINE_BREAKS.sub(mark, text) or " "
+
+
+def display(value: object, limit: int = 2000) -> str:
+    """The one call a surface needs: any value -> a clipped, single-line, inert string."""
+    text = value if isinstance(value, str) else str(value)
+    return clip(sanitize(one_line(text)), limit)
+
+
+def decode(data: bytes) -> str:
+    """Bytes from a file -> str, never raising (invalid UTF-8 becomes U+FFFD)."""
+    return data.decode("utf-8", errors="replace")
