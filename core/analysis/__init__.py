@@ -2,3 +2,5 @@
 
 Each analysis module registers itself through `core.analysis.pipeline` when imported; list new modules here.
 """
+
+from core.analysis import context  # noqa: F401  (first: the others read what it publishes)
