@@ -1,0 +1,90 @@
+"""The `continuity-tui` command: the dashboard, `report` and `check`.
+
+Textual is imported only when the dashboard opens, so `report` and `check` start fast and run where no
+terminal is attached (CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from core import __version__
+
+EXIT_USAGE = 2
+
+
+def default_paths() -> list[Path]:
+    """`$SENPI_CODING_AGENT_DIR/logs` if set, else `~/.senpi/agent/logs` (the agent's own defaults)."""
+    env = os.environ.get("SENPI_CODING_AGENT_DIR")
+    base = Path(env).expanduser() if env else Path.home() / ".senpi" / "agent"
+    return [base / "logs"]
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                        help="logs/ dir, agent dir, sessions/ dir, or single files (default: senpi's logs dir)")
+    parser.add_argument("--volatile", action="append", default=[], metavar="PATTERN",
+                        help="extra field to treat as volatile when fingerprinting (repeatable), e.g. .content[*].ts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="continuity-tui",
+        description="Live dashboard of coding-agent session continuity: delta / fork / flatten re-sends, "
+        "payload sizes, directive copies and rewritten turns.",
+    )
+    parser.add_argument("--version", action="version", version=f"continuity-tui {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    report = sub.add_parser("report", help="print a snapshot report (no UI)")
+    _common(report)
+    report.add_argument("--format", default="json", help="json, md or html; several comma-separated with -o DIR")
+    report.add_argument("-o", "--output", type=Path, help="file (or directory for several formats); stdout if omitted")
+    _selection(report)
+
+    check = sub.add_parser("check", help="exit 1 when a continuity threshold is exceeded (for CI)")
+    _common(check)
+    _selection(check)
+    check.add_argument("--max-resend-share", type=float)
+    check.add_argument("--max-avoidable", type=int)
+    check.add_argument("--max-directive-share", type=float)
+    check.add_argument("--max-payload-bytes", type=int)
+    return parser
+
+
+def _selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--session", metavar="ID", help="limit sessions, turns and directives to one session")
+    parser.add_argument("--since", help="ISO time or relative (e.g. 2h, 30m, 1d)")
+    parser.add_argument("--until", help="ISO time or relative")
+    parser.add_argument("--no-redact", action="store_true", help="keep secrets found in the data (redaction is on)")
+    parser.add_argument("--include-text", action="store_true", help="include message text instead of summaries")
+
+
+def dashboard_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="continuity-tui", parents=[], add_help=True,
+                                     epilog="Subcommands: report, check (continuity-tui report --help).")
+    _common(parser)
+    parser.add_argument("--demo", action="store_true",
+                        help="open on a demo agent dir that a background writer fills live")
+    parser.add_argument("--version", action="version", version=f"continuity-tui {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("report", "check"):
+        args = build_parser().parse_args(argv)
+        from tui.commands import run_check, run_report  # no textual import on this path
+
+        return run_report(args) if args.command == "report" else run_check(args)
+    args = dashboard_parser().parse_args(argv)
+    from tui.commands import run_dashboard
+
+    return run_dashboard(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

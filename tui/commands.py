@@ -1,0 +1,135 @@
+"""What each command does once its arguments are parsed. Errors a user can act on are one line + exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from core.engine import Engine
+from core.sources.discover import SourceError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def fail(message: str) -> int:
+    print(f"continuity-tui: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def resolve_paths(args: argparse.Namespace) -> list[Path]:
+    from tui.cli import default_paths
+
+    return list(args.paths) or default_paths()
+
+
+def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) -> Engine:
+    """Build the engine; raises SourceError naming the first path that does not exist."""
+    for path in paths:
+        if not path.exists():
+            raise SourceError(path, "no such file or directory")
+    if volatile:
+        from core.analysis import volatility
+
+        volatility.configure(volatile)
+    return Engine(paths, watch=watch)
+
+
+def _readable(engine: Engine) -> bool:
+    return any(stat.lines for stat in engine.stats.values())
+
+
+def _load(args: argparse.Namespace) -> Engine | int:
+    paths = resolve_paths(args)
+    try:
+        engine = open_engine(paths, args.volatile)
+    except SourceError as err:
+        return fail(f"{err.path}: {err.message}")
+    engine.drain()
+    if not _readable(engine):
+        engine.close()
+        names = ", ".join(str(p) for p in paths)
+        return fail(f"{names}: nothing readable (no senpi logs, transcripts or event recordings found)")
+    return engine
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from core.report import ReportOptions, build_report, render
+
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    try:
+        options = ReportOptions.from_args(args)
+    except ValueError as err:
+        loaded.close()
+        return fail(str(err))
+    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    bad = [f for f in formats if f not in ("json", "md", "html")]
+    if bad or not formats:
+        loaded.close()
+        return fail(f"--format: expected json, md or html, got {args.format!r}")
+    report = build_report(loaded, options)
+    loaded.close()
+    if args.output is None:
+        if len(formats) > 1:
+            return fail("several formats need -o DIR")
+        sys.stdout.write(render(report, formats[0]))
+        return EXIT_OK
+    out: Path = args.output
+    if len(formats) > 1 or out.is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            (out / f"continuity-report.{fmt}").write_text(render(report, fmt), encoding="utf-8")
+        return EXIT_OK
+    out.write_text(render(report, formats[0]), encoding="utf-8")
+    return EXIT_OK
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from core.report.check import Thresholds, evaluate
+
+    from core.report import ReportOptions, build_report
+
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    try:
+        options = ReportOptions.from_args(args)
+    except ValueError as err:
+        loaded.close()
+        return fail(str(err))
+    report = build_report(loaded, options)
+    loaded.close()
+    results = evaluate(report, Thresholds.from_args(args))
+    for result in results:
+        print(result.line())
+    return EXIT_FAIL if any(not r.ok for r in results) else EXIT_OK
+
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    writer = None
+    if args.demo:
+        from core.demo.writer import DemoWriter, demo_source
+
+        target = Path(tempfile.mkdtemp(prefix="continuity-demo-")) / "agent"
+        target.mkdir(parents=True)
+        writer = DemoWriter(demo_source(), target)
+        paths = [target]
+    else:
+        paths = resolve_paths(args)
+    try:
+        engine = open_engine(paths, args.volatile, watch=True)
+    except SourceError as err:
+        return fail(f"{err.path}: {err.message}")
+    from tui.app import ContinuityApp
+
+    app = ContinuityApp(engine, demo_writer=writer)
+    try:
+        app.run()
+    finally:
+        if writer is not None:
+            writer.stop()
+        engine.close()
+    return EXIT_OK
