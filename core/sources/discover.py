@@ -182,16 +182,15 @@ class Scanner:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 self._walk(root, now, full, new_cache, visited, found)
-            else:
-                found[root] = None
-            if len(found) >= self.max_files:
-                self.capped = True
+            elif not self._add(found, root):
+                break
+            if self.capped:
                 break
         self._cache = new_cache
         if self.capped and not self._warned_cap:
             self._warned_cap = True
             log.warning("source scan capped at %d files; some files are not tailed", self.max_files)
-        paths = list(found)[: self.max_files]
+        paths = list(found)
         paths.sort(key=order_key)
         return paths
 
@@ -222,11 +221,18 @@ class Scanner:
                 entry = self._list(d, st.st_mtime_ns)
             new_cache[d] = entry
             for f in entry.files:
-                found[f] = None
-                if len(found) >= self.max_files:
-                    self.capped = True
+                if not self._add(found, f):
                     return
             stack.extend(reversed(entry.subdirs))
+
+    def _add(self, found: dict[str, None], path: str) -> bool:
+        """Add ``path``; False (and ``capped``) when it would be one file over the cap."""
+        if path not in found:
+            if len(found) >= self.max_files:
+                self.capped = True
+                return False
+            found[path] = None
+        return True
 
     @staticmethod
     def _list(d: str, mtime_ns: int) -> _DirCache:
