@@ -392,6 +392,47 @@ def test_read_error_is_a_notice_once_then_recovers(disk: Disk, monkeypatch: pyte
         assert Disk.lines(src.poll()) == [b"1", b"2"]
 
 
+def test_a_stat_error_other_than_absence_changes_nothing(disk: Disk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EACCES on a parent dir must not look like a deletion (that would re-read the file from 0 later)."""
+    p = disk.write("s.jsonl", b"1\n")
+    real = os.stat
+
+    def denied(path: str | os.PathLike[str], *a: object, **kw: object) -> os.stat_result:
+        if os.fspath(path) == str(p):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, *a, **kw)  # type: ignore[arg-type]
+
+    with new_sources(p) as src:
+        src.poll()
+        disk.append("s.jsonl", b"2\n")
+        monkeypatch.setattr(os, "stat", denied)
+        batches = src.poll()
+        assert Disk.kinds(batches) == ["unreadable"]
+        monkeypatch.setattr(os, "stat", real)
+        batches = src.poll()
+        assert Disk.kinds(batches) == [] and Disk.lines(batches) == [b"2"]
+        assert [b.generation for b in batches] == [0]
+
+
+def test_streams_of_deleted_files_are_forgotten_beyond_a_cap(disk: Disk, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tail_mod, "_MAX_TOMBSTONES", 2)
+    for i in range(5):
+        disk.write(f"f{i}.jsonl", b"x\n")
+    with new_sources(disk.root) as src:
+        src.poll()
+        for i in range(4):
+            disk.path(f"f{i}.jsonl").unlink()
+        assert Disk.kinds(src.poll()) == ["deleted"] * 4
+        assert sorted(Path(f.path).name for f in src.files) == ["f2.jsonl", "f3.jsonl", "f4.jsonl"]
+        disk.write("f3.jsonl", b"y\n")  # still remembered: announced as recreated
+        disk.write("f0.jsonl", b"z\n")  # forgotten: simply a new file
+        batches = src.poll()
+        assert {Path(b.path).name: [n.kind for n in b.notices] for b in batches} == {
+            "f0.jsonl": [],
+            "f3.jsonl": ["recreated"],
+        }
+
+
 # ---------------------------------------------------------------------------- limits
 
 

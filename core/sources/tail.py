@@ -50,6 +50,9 @@ HEAD_BYTES = 256
 """Bytes hashed for a generation's head fingerprint: enough to differ between two JSONL files (timestamps,
 ids), small enough to re-read on every change."""
 
+_MAX_TOMBSTONES = 1024
+"""Streams remembered after all their files disappeared (see ``Sources._prune``)."""
+
 NOTICE_KINDS = frozenset(
     {"truncated", "replaced", "deleted", "rotated", "recreated", "unreadable", "oversized_line", "not_a_file"}
 )
@@ -267,6 +270,7 @@ class Sources:
         self._dir_roots = [r for r in self.roots if os.path.isdir(r)]
         # A root that is not a directory (a file, or missing) is tracked by path even while absent.
         self._file_roots = [r for r in self.roots if r not in self._dir_roots]
+        self._roots_set = {logical_of(r) for r in self._file_roots}
         self._scanner = Scanner([Path(r) for r in self._dir_roots])
         self._streams: dict[str, _Stream] = {}
         self._order: list[str] = []  # logical paths in discovery order
@@ -320,6 +324,7 @@ class Sources:
                     self._rr = (idx + 1) % n if budget < before else idx
                     break
             self._evict()
+            self._prune()
             self._snapshot()
             return out.result()
 
@@ -393,6 +398,24 @@ class Sources:
                 self._streams[logical] = _Stream(logical)
                 self._order.append(logical)
 
+    def _prune(self) -> None:
+        """Forget the oldest streams whose files are all gone, beyond ``_MAX_TOMBSTONES``.
+
+        A stream is kept after deletion so a recreation can be announced as such; in a sessions tree where
+        transcripts come and go that would grow without bound (and cost a ``stat`` per poll each).
+        """
+        gone = [
+            lg for lg in self._order if not (s := self._streams[lg]).gens and not s.seen and lg not in self._roots_set
+        ]
+        excess = len(gone) - _MAX_TOMBSTONES
+        if excess <= 0:
+            return
+        drop = set(gone[:excess])
+        for lg in drop:
+            del self._streams[lg]
+        self._order = [lg for lg in self._order if lg not in drop]
+        self._rr = 0
+
     # ------------------------------------------------------------------ phase 1: stat, match, notice
 
     def _survey(self, s: _Stream, out: _Out) -> None:
@@ -401,6 +424,7 @@ class Sources:
         Reads nothing but the head fingerprint; the budget-limited reading happens in ``_read_stream``.
         """
         sts: dict[str, os.stat_result] = {}
+        blind = False
         for m in s.members:
             try:
                 st = os.stat(m)
@@ -411,6 +435,7 @@ class Sources:
             except OSError as exc:
                 s.seen.pop(m, None)
                 self._error(s, out, m, "unreadable", f"{_name(m)} cannot be inspected: {exc.strerror or exc}")
+                blind = True
                 continue
             if not stat.S_ISREG(st.st_mode):
                 s.seen.pop(m, None)
@@ -421,6 +446,10 @@ class Sources:
                 s.errors.pop(m, None)
             sts[m] = st
             s.seen[m] = st.st_size
+        if blind:
+            # stat failed for a reason other than absence (EACCES on a parent dir, EIO, ...): we cannot tell
+            # what happened, so change nothing. Calling it "deleted" would re-read everything from 0 later.
+            return
         # If one inode is at both paths (hard-link rotation), the logical path wins: reversed() inserts it last.
         at: dict[tuple[int, int], str] = {(sts[m].st_dev, sts[m].st_ino): m for m in reversed(s.members) if m in sts}
 
