@@ -1,1 +1,57 @@
+"""Snapshot reports: the `continuity.report/1` JSON contract, paste-ready Markdown, one self-contained HTML file.
 
+    from core.report import ReportOptions, build_report, render
+    report = build_report(engine, ReportOptions(session="0198…"))   # a dict per reference/report-schema.md
+    sys.stdout.write(render(report, "md"))                          # "json" | "md" | "html"
+
+`build_report` is the only place that reads state; the renderers read only the dict, so the JSON a CI job
+parses and the HTML a person opens always say the same thing. Redaction runs inside `build_report` (on by
+default), so no rendering can carry a secret the JSON does not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.report.build import SCHEMA, EngineLike, build_report
+from core.report.options import ReportOptions
+
+FORMATS: tuple[str, ...] = ("json", "md", "html")
+FILE_STEM = "continuity-report"
+
+__all__ = ["FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render"]
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """One built report as text: `json` (the contract, indented), `md` (Markdown), `html` (one page)."""
+    if fmt == "json":
+        return orjson.dumps(report, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    if fmt in ("md", "markdown"):
+        from core.report.markdown import render_markdown
+
+        return render_markdown(report)
+    if fmt == "html":
+        from core.report.html import render_html
+
+        return render_html(report)
+    raise ValueError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+def export(
+    engine: EngineLike,
+    directory: Path,
+    options: ReportOptions | None = None,
+    formats: tuple[str, ...] = FORMATS,
+) -> list[Path]:
+    """Write `continuity-report.{json,md,html}` into `directory` from one snapshot (the TUI's `e` key)."""
+    report = build_report(engine, options)
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for fmt in formats:
+        path = directory / f"{FILE_STEM}.{fmt}"
+        path.write_text(render(report, fmt), encoding="utf-8")
+        written.append(path)
+    return written

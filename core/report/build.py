@@ -1,0 +1,421 @@
+"""The engine's state -> the `continuity.report/1` document (`reference/report-schema.md`).
+
+The build copies what it needs while holding the engine's lock (a live TUI keeps ingesting) and returns
+plain JSON-ready values; the three renderings read only that dict. Sections whose producer found nothing
+(no transcripts, no payload reconstruction) are `null`, never missing: scripts test for null, not for keys.
+
+Selection: `--session` limits sessions, turns, directives and counterfactual; `continuity` always describes
+every log line read (log lines carry no session id). `--since/--until` limit everything that has a time:
+continuity lines, close lines and turns; a line or turn without a usable time is left out of a window.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from core import __version__
+from core.analysis.stats import LogStats
+from core.model import KINDS, RESEND_KINDS, CommitInfo, Problem, Turn
+from core.report.options import ReportOptions
+from core.report.redact import redact_report
+from core.report.values import body_value, iso, opt_text, text
+from core.state import SessionState, State, reread_entry
+from core.timeutil import now_ms
+
+SCHEMA = "continuity.report/1"
+MAX_PROBLEMS = 1000
+#: field changes listed per turn; `diff_total` says how many there were
+MAX_DIFF = 500
+#: rewritten turns whose assistant message is re-read for a content summary (bounded file reads)
+MAX_CONTENT_REREADS = 200
+CONTENT_TEXT_LIMIT = 4000
+
+
+class EngineLike(Protocol):
+    """What a report needs from `core.engine.Engine` (the TUI passes its live engine, tests a drained one)."""
+
+    state: State
+    stats: dict[str, Any]
+    paths: list[Path]
+    lock: AbstractContextManager[Any]
+
+
+def build_report(engine: EngineLike, options: ReportOptions | None = None) -> dict[str, Any]:
+    """A snapshot of everything read so far, selected and redacted per `options`."""
+    options = options or ReportOptions()
+    with engine.lock:
+        report = _Builder(engine, options).build()
+    if options.redact:
+        return redact_report(report)
+    report["redactions"] = {"enabled": False, "total": 0, "by_kind": {}}
+    return report
+
+
+class _Builder:
+    def __init__(self, engine: EngineLike, options: ReportOptions) -> None:
+        self.engine = engine
+        self.state = engine.state
+        self.options = options
+        self.base = _base_dir(engine.paths)
+
+    def build(self) -> dict[str, Any]:
+        selected = self._sessions()
+        turns = [turn for _, session_turns in selected for turn in session_turns]
+        problems = list(self.state.problems)[-MAX_PROBLEMS:]
+        return {
+            "schema": SCHEMA,
+            "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
+            "tool_version": __version__,
+            "selection": self._selection(selected),
+            "sources": [self._source(stat) for stat in self.engine.stats.values()],
+            "continuity": self._continuity(),
+            "sessions": [self._session(session, session_turns) for session, session_turns in selected],
+            "turns": self._turns(turns),
+            "directives": _directives(selected, turns),
+            "counterfactual": _counterfactual(selected, turns),
+            "problems": [self._problem(p) for p in problems],
+            "problems_total": max(self.state.problems_total, len(problems)),
+        }
+
+    # ------------------------------------------------------------------ selection
+    def _sessions(self) -> list[tuple[SessionState, list[Turn]]]:
+        """The sessions the options select, each with its turns inside the time window."""
+        wanted = self.options.session
+        sessions = list(self.state.sessions.values())
+        if wanted is not None:
+            exact = [s for s in sessions if wanted in (s.session_id, s.key)]
+            sessions = exact or [s for s in sessions if s.session_id.startswith(wanted)]
+        out: list[tuple[SessionState, list[Turn]]] = []
+        for session in sessions:
+            turns = [t for t in session.turns if self.options.in_window(t.ts_ms)]
+            if turns or not self.options.windowed:
+                out.append((session, turns))
+        return out
+
+    def _selection(self, selected: list[tuple[SessionState, list[Turn]]]) -> dict[str, Any]:
+        return {
+            "session": opt_text(self.options.session),
+            "since": iso(self.options.since_ms),
+            "until": iso(self.options.until_ms),
+            "sessions_matched": len(selected),
+            "include_text": self.options.include_text,
+        }
+
+    # ------------------------------------------------------------------ sources, problems
+    def _path(self, path: str) -> str:
+        return text(_relative(path, self.base))
+
+    def _source(self, stat: Any) -> dict[str, Any]:
+        return {
+            "path": self._path(stat.path),
+            "format": opt_text(stat.format),
+            "bytes": stat.bytes,
+            "lines": stat.lines,
+            "bad_lines": stat.bad_lines,
+        }
+
+    def _problem(self, problem: Problem) -> dict[str, Any]:
+        return {
+            "path": self._path(problem.path),
+            "line": problem.line,
+            "offset": problem.offset,
+            "error": text(problem.error),
+        }
+
+    # ------------------------------------------------------------------ continuity (the logs)
+    def _continuity(self) -> dict[str, Any]:
+        log = self.state.log
+        lines = [line for line in log.continuity if self.options.in_window(line.ts_ms)]
+        if self.options.windowed:
+            stats = LogStats()
+            for line in lines:
+                stats.add_continuity(line)
+            for close in log.closes:
+                if self.options.in_window(close.ts_ms):
+                    stats.add_close(close)
+        else:
+            stats = log.stats
+        peak = stats.peak
+        return {
+            "events": stats.events,
+            "by_kind": {text(kind): n for kind, n in stats.kinds().items()},
+            "by_reason": _by_reason(stats),
+            "resend_share": stats.resend_share(),
+            "streaks": [
+                {
+                    "kind": text(s.kind),
+                    "reason": text(s.reason),
+                    "length": s.length,
+                    "start": iso(s.start_ms, s.start),
+                    "end": iso(s.end_ms, s.end),
+                    "count_first": s.count_first,
+                    "count_last": s.count_last,
+                }
+                for s in stats.all_streaks()
+            ],
+            "peak_count": None
+            if peak is None
+            else {"value": peak.value, "at": iso(peak.at_ms, peak.at), "kind": text(peak.kind)},
+            "closes": {text(reason): n for reason, n in stats.closes.most_common()},
+            "attributed": sum(1 for line in lines if line.matched_session is not None),
+        }
+
+    # ------------------------------------------------------------------ sessions and turns
+    def _session(self, session: SessionState, turns: list[Turn]) -> dict[str, Any]:
+        kinds = _kinds(Counter(t.kind for t in turns if t.kind is not None))
+        committed = [t for t in turns if t.commit is not None]
+        payloads = [t.payload_bytes for t in turns if t.payload_bytes is not None]
+        header = session.header
+        return {
+            "id": text(session.session_id),
+            "path": self._path(session.key),
+            "cwd": opt_text(session.cwd),
+            "turns": len(turns),
+            "by_kind": kinds,
+            "rewritten": sum(1 for t in committed if t.rewritten) if committed else None,
+            "payload_bytes_total": sum(payloads) if payloads else None,
+            "started_at": iso(None, header.timestamp) if header is not None else None,
+            "models": sorted({text(t.model) for t in turns if t.model}),
+            "profile": body_value(session.extra.get("profile"), include_text=False),
+        }
+
+    def _turns(self, turns: list[Turn]) -> list[dict[str, Any]]:
+        rereads = MAX_CONTENT_REREADS
+        out: list[dict[str, Any]] = []
+        for turn in turns:
+            item = _turn(turn, self.state, include_text=self.options.include_text)
+            if turn.rewritten and rereads > 0:
+                rereads -= 1
+                item["content"] = _content(turn, include_text=self.options.include_text)
+            out.append(item)
+        return out
+
+
+def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
+    logged = turn.logged
+    logged_out: dict[str, Any] | None = None
+    if logged is not None:
+        logged_out = {
+            "kind": text(logged.kind),
+            "reason": text(logged.reason),
+            "count": logged.count,
+            "payload_bytes": logged.payload_bytes,
+            "collapsed_directives": logged.collapsed_directives,
+            "source": text(logged.source),
+        }
+    elif turn.log_line is not None and turn.log_line < len(state.log.continuity):
+        line = state.log.continuity[turn.log_line]
+        logged_out = {
+            "kind": text(line.kind),
+            "reason": text(line.reason),
+            "count": line.count,
+            "payload_bytes": None,
+            "collapsed_directives": None,
+            "source": "log",
+        }
+    if logged_out is not None:
+        logged_out["matched_log_line"] = turn.log_line is not None
+    recomputed = turn.recomputed
+    return {
+        "session": text(turn.session),
+        "index": turn.index,
+        "entry_id": opt_text(turn.entry_id),
+        "ts": iso(turn.ts_ms, turn.ts),
+        "logged": logged_out,
+        "recomputed": None
+        if recomputed is None
+        else {"kind": text(recomputed.kind), "reason": text(recomputed.reason), "count": recomputed.count},
+        "payload_bytes": turn.payload_bytes,
+        "payload_bytes_raw": turn.payload_bytes_raw,
+        "directives": None
+        if turn.directives is None
+        else {
+            text(tag): {"copies": int(d.get("copies", 0)), "bytes": int(d.get("bytes", 0))}
+            for tag, d in turn.directives.items()
+        },
+        "tokens": _tokens(turn.tokens),
+        "commit": _commit(turn.commit, include_text=include_text),
+        "fingerprints": _fingerprints(turn.fingerprints),
+        "model": opt_text(turn.model),
+        "stop_reason": opt_text(turn.stop_reason),
+        "agreement": turn.agreement,
+        "disagreement": opt_text(turn.disagreement),
+        "why": opt_text(turn.why),
+        "avoidable": turn.avoidable,
+        "payload_bytes_if_stable": turn.payload_bytes_if_stable,
+    }
+
+
+def _tokens(tokens: dict[str, int] | None) -> dict[str, int | None] | None:
+    if tokens is None:
+        return None
+    out: dict[str, int | None] = {key: tokens.get(key) for key in ("input", "cache_read", "cache_write", "output")}
+    out.update({text(k): v for k, v in tokens.items() if k not in out})
+    return out
+
+
+def _commit(commit: CommitInfo | None, *, include_text: bool) -> dict[str, Any] | None:
+    if commit is None:
+        return None
+    rewritten = commit.outcome == "rewritten"
+    diff = [
+        {
+            "path": text(change.path),
+            "change": text(change.change),
+            "volatile": bool(change.volatile),
+            "capture": body_value(change.capture, include_text=include_text),
+            "commit": body_value(change.commit, include_text=include_text),
+        }
+        for change in commit.diff[:MAX_DIFF]
+    ]
+    return {
+        "outcome": text(commit.outcome),
+        "source": text(commit.source),
+        "class": opt_text(commit.klass) if rewritten and (commit.diff or commit.klass) else None,
+        "diff": diff,
+        "diff_total": len(commit.diff),
+        "variant": opt_text(commit.variant),
+    }
+
+
+FINGERPRINT_KEYS = ("senpi_sha256", "senpi_sha256_verbatim", "stable_xxh3")
+
+
+def _fingerprints(prints: dict[str, str] | None) -> dict[str, str | None] | None:
+    if prints is None:
+        return None
+    out: dict[str, str | None] = {key: opt_text(prints.get(key)) for key in FINGERPRINT_KEYS}
+    out.update({text(k): opt_text(v) for k, v in prints.items() if k not in out})
+    return out
+
+
+def _content(turn: Turn, *, include_text: bool) -> dict[str, Any] | None:
+    """What the rewritten assistant message held: block counts and size; its text only with --include-text."""
+    entry = reread_entry(turn.where)
+    msg = entry.message if entry is not None else None
+    content = msg.get("content") if msg else None
+    if not isinstance(content, list):
+        return None
+    blocks: Counter[str] = Counter()
+    chars = 0
+    texts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        blocks[text(kind, 60) if isinstance(kind, str) else "unknown"] += 1
+        for key in ("text", "thinking"):
+            value = block.get(key)
+            if isinstance(value, str):
+                chars += len(value)
+                if key == "text":
+                    texts.append(value)
+    out: dict[str, Any] = {"blocks": dict(blocks), "chars": chars}
+    if include_text:
+        out["text"] = body_value("\n\n".join(texts)[:CONTENT_TEXT_LIMIT], include_text=True)
+    return out
+
+
+# ---------------------------------------------------------------------- aggregates over selected turns
+def _kinds(counter: Counter[str]) -> dict[str, int]:
+    """All five kinds always, then any other kind seen (the contract's rule for every by_kind)."""
+    out = {kind: counter.get(kind, 0) for kind in KINDS}
+    for kind, n in counter.items():
+        out.setdefault(text(kind), n)
+    return out
+
+
+def _by_reason(stats: LogStats) -> dict[str, dict[str, int]]:
+    """reason -> kind -> lines, most frequent reason first; kinds in display order."""
+    order = {kind: i for i, kind in enumerate(KINDS)}
+    rows = sorted(stats.by_reason.items(), key=lambda item: (-sum(item[1].values()), item[0]))
+    return {
+        text(reason): {text(kind): n for kind, n in sorted(kinds.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}
+        for reason, kinds in rows
+    }
+
+
+def _directives(selected: list[tuple[SessionState, list[Turn]]], turns: list[Turn]) -> dict[str, Any] | None:
+    """Tag ledger and the largest payload; null when no payload or directive data was produced."""
+    with_raw = [t for t in turns if t.payload_bytes_raw is not None]
+    with_tags = [t for t in turns if t.directives is not None]
+    if not with_raw and not with_tags:
+        return None
+    largest = max(with_raw, key=lambda t: (t.payload_bytes_raw or 0, -t.index)) if with_raw else None
+    tags: dict[str, dict[str, Any]] = {}
+    for tag in sorted({tag for t in with_tags for tag in (t.directives or {})}):
+        in_largest = (largest.directives or {}).get(tag, {}) if largest is not None else {}
+        copies = int(in_largest.get("copies", 0))
+        size = int(in_largest.get("bytes", 0))
+        tags[text(tag)] = {
+            "injections": None,
+            "variants": None,
+            "bytes_per_copy": round(size / copies) if copies else None,
+            "copies_in_largest_payload": copies,
+            "bytes_in_largest_payload": size,
+        }
+    return {
+        "tags": tags,
+        "largest_payload": None
+        if largest is None
+        else {
+            "session": text(largest.session),
+            "index": largest.index,
+            "payload_bytes_raw": largest.payload_bytes_raw,
+        },
+        "dedupe": None,
+    }
+
+
+def _counterfactual(selected: list[tuple[SessionState, list[Turn]]], turns: list[Turn]) -> dict[str, Any] | None:
+    """Re-sends as logged vs. what a stable fingerprint would have avoided; null until verdicts are known."""
+    if not any(t.avoidable is not None for t in turns):
+        return None
+    resends = [t for t in turns if t.kind in RESEND_KINDS]
+    payloads = [t.payload_bytes for t in turns if t.payload_bytes is not None]
+    return {
+        "resends_logged": len(resends),
+        "resends_avoidable": sum(1 for t in resends if t.avoidable),
+        "bytes_logged": sum(payloads) if payloads else None,
+        "bytes_if_stable": _sum_if_stable(turns) if payloads else None,
+    }
+
+
+def _sum_if_stable(turns: Iterable[Turn]) -> int:
+    total = 0
+    for turn in turns:
+        value = turn.payload_bytes_if_stable if turn.payload_bytes_if_stable is not None else turn.payload_bytes
+        total += value or 0
+    return total
+
+
+# ---------------------------------------------------------------------- paths
+def _base_dir(paths: list[Path]) -> str | None:
+    """The first PATH argument as a directory: a file argument stands for the directory holding it."""
+    if not paths:
+        return None
+    first = os.path.abspath(os.path.expanduser(os.fspath(paths[0])))
+    return first if os.path.isdir(first) else os.path.dirname(first)
+
+
+def _relative(path: str, base: str | None) -> str:
+    """Relative to the first PATH when inside it (or beside it: a `logs/` argument pulls in `../sessions`)."""
+    if base is None:
+        return path
+    absolute = os.path.abspath(path)
+    roots = [base]
+    if os.path.basename(base) == "logs":
+        roots.append(os.path.dirname(base))
+    for root in roots:
+        try:
+            inside = os.path.commonpath([absolute, root]) == root
+        except ValueError:  # another drive (Windows)
+            inside = False
+        if inside and root != os.path.dirname(root):  # never relative to the filesystem root
+            return Path(os.path.relpath(absolute, base)).as_posix()
+    return path

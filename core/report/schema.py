@@ -1,0 +1,250 @@
+"""The `continuity.report/1` contract as pydantic v2 models: what tests and scripts validate a report against.
+
+Written from `reference/report-schema.md`, not from the builder, so a builder change that renames a field,
+drops a key, emits a float count or a time without milliseconds fails here. Every contract key is required
+(present, possibly null); new fields are allowed anywhere (`extra="allow"`), as the contract says. Types are
+strict: a count must be an int, not a float that happens to be whole, and never a bool.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from core.model import KINDS
+
+ISO_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
+IsoTime = Annotated[str, StringConstraints(pattern=ISO_PATTERN)]
+Count = Annotated[int, Field(ge=0)]
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True)
+
+
+def _five_kinds(by_kind: dict[str, int], where: str) -> None:
+    missing = [kind for kind in KINDS if kind not in by_kind]
+    if missing:
+        raise ValueError(f"{where}.by_kind lacks {', '.join(missing)} (all five kinds are always present)")
+
+
+def _four_decimals(value: float | None, where: str) -> None:
+    if value is not None and round(value, 4) != value:
+        raise ValueError(f"{where} has more than 4 decimals: {value}")
+
+
+class Source(_Model):
+    path: str
+    format: str | None
+    bytes: Count
+    lines: Count
+    bad_lines: Count
+
+
+class Streak(_Model):
+    kind: str
+    reason: str
+    length: Annotated[int, Field(ge=2)]
+    start: IsoTime | None
+    end: IsoTime | None
+    count_first: int | None
+    count_last: int | None
+
+    @model_validator(mode="after")
+    def _not_delta(self) -> Streak:
+        if self.kind == "delta":
+            raise ValueError("delta runs are never streaks")
+        return self
+
+
+class Peak(_Model):
+    value: int
+    at: IsoTime | None
+    kind: str
+
+
+class Continuity(_Model):
+    events: Count
+    by_kind: dict[str, Count]
+    by_reason: dict[str, dict[str, Count]]
+    resend_share: Share | None
+    streaks: list[Streak]
+    peak_count: Peak | None
+    closes: dict[str, Count]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Continuity:
+        _five_kinds(self.by_kind, "continuity")
+        _four_decimals(self.resend_share, "continuity.resend_share")
+        if sum(self.by_kind.values()) != self.events:
+            raise ValueError("continuity.by_kind does not add up to events")
+        if sum(sum(kinds.values()) for kinds in self.by_reason.values()) != self.events:
+            raise ValueError("continuity.by_reason does not add up to events")
+        if (self.resend_share is None) != (self.events == 0):
+            raise ValueError("continuity.resend_share is null exactly when events == 0")
+        order = [(-s.length, s.start or "") for s in self.streaks]
+        if order != sorted(order):
+            raise ValueError("continuity.streaks must be sorted by length descending, then start ascending")
+        return self
+
+
+class Session(_Model):
+    id: str
+    path: str | None
+    cwd: str | None
+    turns: Count
+    by_kind: dict[str, Count]
+    rewritten: Count | None
+    payload_bytes_total: Count | None
+
+    @model_validator(mode="after")
+    def _kinds(self) -> Session:
+        _five_kinds(self.by_kind, f"sessions[{self.id}]")
+        return self
+
+
+class LoggedDecision(_Model):
+    kind: str
+    reason: str
+    count: int | None
+    payload_bytes: Count | None
+    collapsed_directives: Count | None
+
+
+class Decision(_Model):
+    kind: str
+    reason: str
+    count: int | None
+
+
+class DirectiveCount(_Model):
+    copies: Count
+    bytes: Count
+
+
+class Tokens(_Model):
+    input: Count | None
+    cache_read: Count | None
+    cache_write: Count | None
+    output: Count | None
+
+
+class DiffChange(_Model):
+    path: str
+    change: str
+    volatile: bool
+    capture: Any
+    commit: Any
+
+
+class Commit(_Model):
+    outcome: Literal["clean", "rewritten", "not-resident", "unknown"]
+    source: Literal["events", "transcript", "inferred"]
+    klass: Literal["volatile-only", "semantic"] | None = Field(alias="class")
+    diff: list[DiffChange]
+
+    @model_validator(mode="after")
+    def _class_only_when_rewritten(self) -> Commit:
+        if self.klass is not None and self.outcome != "rewritten":
+            raise ValueError("commit.class is null unless outcome is rewritten")
+        return self
+
+
+class Fingerprints(_Model):
+    senpi_sha256: str | None
+    senpi_sha256_verbatim: str | None
+    stable_xxh3: str | None
+
+
+class Turn(_Model):
+    session: str
+    index: Count
+    entry_id: str | None
+    ts: IsoTime | None
+    logged: LoggedDecision | None
+    recomputed: Decision | None
+    payload_bytes: Count | None
+    payload_bytes_raw: Count | None
+    directives: dict[str, DirectiveCount] | None
+    tokens: Tokens | None
+    commit: Commit | None
+    fingerprints: Fingerprints | None
+
+
+class TagStats(_Model):
+    injections: Count | None
+    variants: Count | None
+    bytes_per_copy: Count | None
+    copies_in_largest_payload: Count
+    bytes_in_largest_payload: Count
+
+
+class LargestPayload(_Model):
+    session: str
+    index: Count
+    payload_bytes_raw: Count
+
+
+class DedupeResult(_Model):
+    bytes_before: Count
+    bytes_after: Count
+
+
+class Directives(_Model):
+    tags: dict[str, TagStats]
+    largest_payload: LargestPayload | None
+    dedupe: dict[str, DedupeResult] | None
+
+
+class Counterfactual(_Model):
+    resends_logged: Count
+    resends_avoidable: Count | None
+    bytes_logged: Count | None
+    bytes_if_stable: Count | None
+
+
+class Problem(_Model):
+    path: str
+    line: int | None
+    offset: int | None
+    error: str
+
+
+class Redactions(_Model):
+    enabled: bool
+    total: Count
+    by_kind: dict[str, Count]
+
+
+class Report(_Model):
+    schema_: Literal["continuity.report/1"] = Field(alias="schema")
+    generated_at: IsoTime
+    tool_version: str
+    sources: list[Source]
+    continuity: Continuity
+    sessions: list[Session]
+    turns: list[Turn]
+    directives: Directives | None
+    counterfactual: Counterfactual | None
+    problems: Annotated[list[Problem], Field(max_length=1000)]
+    problems_total: Count
+    #: added by this tool within /1 (new fields are allowed): what redaction replaced
+    redactions: Redactions | None = None
+
+    @model_validator(mode="after")
+    def _totals(self) -> Report:
+        if self.problems_total < len(self.problems):
+            raise ValueError("problems_total is smaller than the problems listed")
+        last: dict[str, int] = {}
+        for turn in self.turns:
+            if turn.index <= last.get(turn.session, -1):
+                raise ValueError(f"turns of session {turn.session} are not in index order")
+            last[turn.session] = turn.index
+        return self
+
+
+def validate(report: dict[str, Any]) -> Report:
+    """Validate a built (or loaded) report against the contract; raises pydantic.ValidationError."""
+    return Report.model_validate(report)
