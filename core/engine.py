@@ -97,7 +97,7 @@ class Engine:
         with self.lock:
             for path, pending in list(self._pending.items()):
                 for line in pending.lines:
-                    self._problem(path, line, "unrecognised format: no line of this file matched a known format")
+                    self._unrecognised(path, line)
                 pending.lines.clear()
 
     def wait(self, timeout: float) -> bool:
@@ -178,10 +178,16 @@ class Engine:
                 stat.lines += 1
                 stat.bytes += len(line.data) + 1
                 if line.data.strip():
-                    self._problem(path, line, "unrecognised line: no format this tool reads matched it")
+                    self._unrecognised(path, line)
             pending.lines = []
             pending.size = 0
         return None, []
+
+    def _unrecognised(self, path: str, line: Line) -> None:
+        """A line held while the file's format was unknown, and never recognised: say why it is bad."""
+        obj = load_object(path, line.lineno, line.offset, line.data)
+        reason = obj.error if isinstance(obj, Problem) else "no format this tool reads matched it"
+        self._problem(path, line, f"{reason} (file format not recognised)")
 
     def _problem(self, path: str, line: Line, reason: str) -> None:
         self._stat(path).bad_lines += 1
