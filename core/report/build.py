@@ -20,9 +20,10 @@ from typing import Any, Protocol
 
 from core import __version__
 from core.analysis.stats import LogStats
-from core.model import KINDS, RESEND_KINDS, CommitInfo, Problem, Turn
+from core.model import KINDS, RESEND_KINDS, CommitInfo, ContinuityLine, Problem, Turn
 from core.report.options import ReportOptions
 from core.report.redact import redact_report
+from core.report.timeline import timeline
 from core.report.values import body_value, iso, opt_text, text
 from core.state import SessionState, State, reread_entry
 from core.timeutil import now_ms
@@ -163,6 +164,7 @@ class _Builder:
             else {"value": peak.value, "at": iso(peak.at_ms, peak.at), "kind": text(peak.kind)},
             "closes": {text(reason): n for reason, n in stats.closes.most_common()},
             "attributed": sum(1 for line in lines if line.matched_session is not None),
+            "timeline": _timeline(lines),
         }
 
     # ------------------------------------------------------------------ sessions and turns
@@ -392,6 +394,14 @@ def _sum_if_stable(turns: Iterable[Turn]) -> int:
         value = turn.payload_bytes_if_stable if turn.payload_bytes_if_stable is not None else turn.payload_bytes
         total += value or 0
     return total
+
+
+def _timeline(lines: list[ContinuityLine]) -> dict[str, Any] | None:
+    """Bucketed kinds over time, with kind names made inert like every other data string."""
+    series = timeline((line.ts_ms, line.kind) for line in lines)
+    if series is not None:
+        series["kinds"] = [text(kind) for kind in series["kinds"]]
+    return series
 
 
 # ---------------------------------------------------------------------- paths

@@ -1,0 +1,87 @@
+"""Readings of a built report that both the Markdown and the HTML rendering need, in one place.
+
+They read only the report dict (never state), so a report loaded back from JSON renders the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from core.model import KINDS
+from core.sanitize import display
+
+VALUE_LIMIT = 160
+
+
+def kinds_of(*mappings: dict[str, Any]) -> list[str]:
+    """The five kinds, then any other kind the mappings mention, in first-seen order."""
+    out = list(KINDS)
+    for mapping in mappings:
+        out.extend(kind for kind in mapping if kind not in out)
+    return out
+
+
+def turn_kind(turn: dict[str, Any]) -> str | None:
+    """The decision a turn is shown under: what the agent logged, else what the replay decided."""
+    for side in ("logged", "recomputed"):
+        decision = turn.get(side)
+        if isinstance(decision, dict) and decision.get("kind") is not None:
+            return str(decision["kind"])
+    return None
+
+
+def turn_reason(turn: dict[str, Any]) -> str | None:
+    for side in ("logged", "recomputed"):
+        decision = turn.get(side)
+        if isinstance(decision, dict) and decision.get("reason") is not None:
+            return str(decision["reason"])
+    return None
+
+
+def is_rewritten(turn: dict[str, Any]) -> bool:
+    commit = turn.get("commit")
+    return isinstance(commit, dict) and commit.get("outcome") == "rewritten"
+
+
+def turn_payload(turn: dict[str, Any]) -> int | None:
+    """Bytes this call sent: reconstructed when known, else what the agent logged."""
+    value = turn.get("payload_bytes")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    logged = turn.get("logged")
+    value = logged.get("payload_bytes") if isinstance(logged, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def directive_share(turn: dict[str, Any]) -> float | None:
+    """Share of the call's raw payload made of tagged directive copies."""
+    directives = turn.get("directives")
+    raw = turn.get("payload_bytes_raw")
+    if not isinstance(directives, dict) or not isinstance(raw, int) or raw <= 0:
+        return None
+    total = sum(d.get("bytes", 0) for d in directives.values() if isinstance(d, dict))
+    return min(total / raw, 1.0)
+
+
+def copies(turn: dict[str, Any]) -> list[tuple[str, int]] | None:
+    """(tag, copies) per directive tag in the call's payload; None when directives are not known."""
+    directives = turn.get("directives")
+    if not isinstance(directives, dict):
+        return None
+    return [(str(tag), int(d.get("copies", 0))) for tag, d in directives.items() if isinstance(d, dict)]
+
+
+def value_text(value: Any) -> str:
+    """One side of a field diff as compact JSON, inert and bounded."""
+    try:
+        dumped = orjson.dumps(value).decode("utf-8")
+    except TypeError:
+        dumped = str(value)
+    return display(dumped, VALUE_LIMIT)
+
+
+def diff_total(commit: dict[str, Any]) -> int:
+    total = commit.get("diff_total")
+    return total if isinstance(total, int) else len(commit.get("diff") or [])

@@ -1,0 +1,572 @@
+"""A built report as ONE self-contained HTML page: inline CSS and SVG, no network, no JavaScript.
+
+The page is attached to bug reports and opened by people who did not produce it, so it must be inert
+whatever the data holds. Every data string goes through `core.sanitize.display` (escapes and controls
+removed, one line, clipped) and then `html.escape(quote=True)`; data never lands in a tag name, an attribute
+name, a style or a URL: colours and CSS classes come from fixed tables keyed by kind. A Content-Security-Policy
+meta tag forbids scripts and every fetch, as a second wall. Long sections are capped; the JSON has it all.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from core.report.common import (
+    copies,
+    diff_total,
+    directive_share,
+    is_rewritten,
+    kinds_of,
+    turn_kind,
+    turn_payload,
+    turn_reason,
+    value_text,
+)
+from core.report.timeline import timeline
+from core.sanitize import display
+from core.timeutil import iso_ms, parse_iso_ms
+
+MAX_STREAKS = 20
+MAX_TURN_ROWS = 500
+MAX_REWRITTEN = 100
+MAX_DIFF_ROWS = 100
+MAX_PROBLEMS = 200
+MAX_SOURCES = 200
+MAX_BARS = 480
+CHART_W, CHART_H, PAD = 960, 180, 28
+
+KIND_COLOURS = {
+    "bootstrap": "#4e79a7",
+    "delta": "#59a14f",
+    "fork": "#f28e2b",
+    "flatten": "#e15759",
+    "disabled": "#9c9c9c",
+    "failed": "#b07aa1",
+}
+OTHER_COLOUR = "#76b7b2"
+
+CSS = """
+:root{color-scheme:light dark;--fg:#1d2125;--muted:#5f6b76;--bg:#fff;--card:#f4f6f8;--line:#d8dee4;--bad:#c62828}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e9ec;--muted:#9aa5b1;--bg:#15181b;--card:#1f2428;--line:#333b42}}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:1040px;padding:24px;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;
+color:var(--fg);background:var(--bg)}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line)}
+h3{font-size:14px;margin:16px 0 6px}
+.meta,.note{color:var(--muted)}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:14px 0}
+.card{background:var(--card);border-radius:6px;padding:8px 10px}
+.card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}
+table{border-collapse:collapse;width:100%;margin:6px 0 10px;font-size:13px}
+th,td{border-bottom:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
+th{font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+.k{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
+.legend span{margin-right:14px;white-space:nowrap}
+svg{width:100%;height:auto;background:var(--card);border-radius:6px}
+svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
+details{margin:6px 0}summary{cursor:pointer}
+.vol{color:var(--muted)}.sem{color:var(--bad);font-weight:600}
+"""
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+# ---------------------------------------------------------------------- escaping
+def e(value: object, limit: int = 500) -> str:
+    """Any data value -> inert HTML text."""
+    if value is None:
+        return "–"
+    return html.escape(display(value, limit), quote=True)
+
+
+def n(value: object) -> str:
+    if isinstance(value, bool) or value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.4f}"
+    return e(value)
+
+
+def pct(share: float | None) -> str:
+    return "–" if share is None else f"{share * 100:.1f} %"
+
+
+def colour(kind: object) -> str:
+    """A fixed colour per known kind; data never chooses a style."""
+    return KIND_COLOURS.get(kind, OTHER_COLOUR) if isinstance(kind, str) else OTHER_COLOUR
+
+
+def swatch(kind: object) -> str:
+    return f'<span class="k" style="background:{colour(kind)}"></span><code>{e(kind)}</code>'
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+    """Headers are literal (ours); cells are already escaped HTML."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(row))
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def more(shown: int, total: int, what: str) -> str:
+    return f'<p class="note">… {total - shown} more {what} in the JSON report.</p>' if total > shown else ""
+
+
+# ---------------------------------------------------------------------- page
+def render_html(report: dict[str, Any]) -> str:
+    """The whole report as one HTML document."""
+    body = "".join(
+        section(report)
+        for section in (
+            _header,
+            _cards,
+            _timeline,
+            _payload_graph,
+            _kinds,
+            _streaks,
+            _directives,
+            _rewritten,
+            _avoidable,
+            _sessions,
+            _turns,
+            _problems,
+            _sources,
+        )
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>Continuity report {e(report.get('generated_at'))}</title>"
+        f"<style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _header(report: dict[str, Any]) -> str:
+    sel = report.get("selection") or {}
+    scope = f"session <code>{e(sel['session'])}</code>" if sel.get("session") else "all sessions"
+    if sel.get("since") or sel.get("until"):
+        scope += f", from {e(sel.get('since'))} to {e(sel.get('until'))}"
+    red = report.get("redactions") or {}
+    if red.get("enabled"):
+        kinds = ", ".join(f"{e(k)} {n(v)}" for k, v in (red.get("by_kind") or {}).items())
+        redaction = f"redaction on, {n(red.get('total', 0))} replaced" + (f" ({kinds})" if kinds else "")
+    else:
+        redaction = "<b>redaction off</b>"
+    return (
+        "<header><h1>Continuity report</h1>"
+        f'<p class="meta">Generated {e(report.get("generated_at"))} by continuity-tui '
+        f"{e(report.get('tool_version'))} · schema <code>{e(report.get('schema'))}</code> · {scope} · "
+        f"{redaction}</p></header>\n"
+    )
+
+
+def _cards(report: dict[str, Any]) -> str:
+    cont = report.get("continuity") or {}
+    turns = report.get("turns") or []
+    cf = report.get("counterfactual")
+    largest = (report.get("directives") or {}).get("largest_payload")
+    peak = cont.get("peak_count")
+    rewritten = sum(1 for t in turns if is_rewritten(t))
+    cards = [
+        (n(cont.get("events")), "continuity decisions (log)"),
+        (pct(cont.get("resend_share")), "re-send share (fork + flatten)"),
+        (f"{n(len(report.get('sessions') or []))} / {n(len(turns))}", "sessions / turns"),
+        (n(rewritten) if any(t.get("commit") for t in turns) else "–", "rewritten turns"),
+        (f"{n(cf.get('resends_avoidable'))} / {n(cf.get('resends_logged'))}" if cf else "–", "avoidable re-sends"),
+        (n(largest.get("payload_bytes_raw")) if largest else "–", "largest payload (bytes)"),
+        (f"{n(peak.get('value'))} <small>{e(peak.get('kind'))}</small>" if peak else "–", "peak count"),
+        (n(report.get("problems_total")), "problems"),
+    ]
+    inner = "".join(f'<div class="card"><b>{value}</b><span>{label}</span></div>' for value, label in cards)
+    return f'<section><div class="cards">{inner}</div></section>\n'
+
+
+def _legend(kinds: Iterable[str]) -> str:
+    items = "".join(f'<span><span class="k" style="background:{colour(k)}"></span>{e(k)}</span>' for k in kinds)
+    return f'<p class="legend">{items}</p>'
+
+
+def _timeline(report: dict[str, Any]) -> str:
+    """Stacked bars per time slice, coloured by kind: the log's decisions, else the transcripts' turns."""
+    series = (report.get("continuity") or {}).get("timeline")
+    source = "continuity lines of the logs"
+    if not series:
+        events = [(parse_iso_ms(t.get("ts")), turn_kind(t)) for t in report.get("turns") or []]
+        series = timeline((ms, kind) for ms, kind in events if kind is not None)
+        source = "turns of the transcripts"
+    head = "<section><h2>Decisions over time</h2>"
+    if not series or not series.get("buckets"):
+        return head + '<p class="note">No decision with a time.</p></section>\n'
+    kinds: list[str] = [str(k) for k in series.get("kinds") or []]
+    buckets: list[list[int]] = series["buckets"]
+    tallest = max((sum(b) for b in buckets), default=0) or 1
+    plot_w, plot_h = CHART_W - 2 * PAD, CHART_H - 2 * PAD
+    slot = plot_w / max(len(buckets), 1)
+    width = max(slot * 0.85, 1.0)
+    seconds = (series.get("bucket_ms") or 0) / 1000
+    start_ms = parse_iso_ms(series.get("start"))
+    shapes: list[str] = []
+    for i, counts in enumerate(buckets):
+        x = PAD + i * slot
+        y = PAD + plot_h
+        label_ms = None if start_ms is None else start_ms + int(i * seconds * 1000)
+        label = f"{_iso(label_ms)} (+{seconds:g} s)"
+        for j, count in enumerate(counts):
+            if not count:
+                continue
+            h = plot_h * count / tallest
+            y -= h
+            kind = kinds[j] if j < len(kinds) else "?"
+            shapes.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" fill="{colour(kind)}">'
+                f"<title>{e(label)}: {n(count)} {e(kind)}</title></rect>"
+            )
+    axis = _axis(e(series.get("start")), e(series.get("end")), f"{n(tallest)} per slice")
+    svg = _svg("Decisions over time, coloured by kind", "".join(shapes) + axis)
+    note = f'<p class="note">From the {source}; each bar is {seconds:g} s.</p>'
+    seen = [kind for j, kind in enumerate(kinds) if any(j < len(b) and b[j] for b in buckets)]
+    return f"{head}{_legend(seen)}{svg}{note}</section>\n"
+
+
+def _payload_graph(report: dict[str, Any]) -> str:
+    """One bar per call (grouped beyond MAX_BARS): bytes sent, coloured by kind; rewritten turns marked."""
+    turns = [t for t in report.get("turns") or [] if turn_payload(t) is not None]
+    head = "<section><h2>Payload per turn</h2>"
+    if not turns:
+        return (
+            head + '<p class="note">No payload size known (no reconstruction, no logged payloadBytes).</p></section>\n'
+        )
+    group = -(-len(turns) // MAX_BARS)
+    bars: list[dict[str, Any]] = []
+    for i in range(0, len(turns), group):
+        chunk = turns[i : i + group]
+        top = max(chunk, key=lambda t: turn_payload(t) or 0)
+        bars.append({"turn": top, "rewritten": any(is_rewritten(t) for t in chunk)})
+    tallest = max(turn_payload(b["turn"]) or 0 for b in bars) or 1
+    plot_w, plot_h = CHART_W - 2 * PAD, CHART_H - 2 * PAD
+    slot = plot_w / len(bars)
+    width = max(slot * 0.8, 1.0)
+    shapes: list[str] = []
+    for i, bar in enumerate(bars):
+        turn = bar["turn"]
+        size = turn_payload(turn) or 0
+        h = max(plot_h * size / tallest, 1.0)
+        x, y = PAD + i * slot, PAD + plot_h - h
+        kind = turn_kind(turn)
+        label = f"{e(turn.get('session'), 60)} turn {n(turn.get('index'))} · {e(turn.get('ts'))}"
+        label += f" · {e(kind)} · {n(size)} bytes"
+        if bar["rewritten"]:
+            label += " · rewritten"
+            shapes.append(
+                f'<circle cx="{x + width / 2:.1f}" cy="{y - 5:.1f}" r="2.5" fill="{KIND_COLOURS["flatten"]}"/>'
+            )
+        shapes.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" fill="{colour(kind)}">'
+            f"<title>{label}</title></rect>"
+        )
+    axis = _axis("first turn", "last turn", f"{n(tallest)} bytes")
+    svg = _svg("Payload bytes per turn, coloured by kind", "".join(shapes) + axis)
+    kinds = sorted(
+        {turn_kind(b["turn"]) or "?" for b in bars},
+        key=lambda k: list(KIND_COLOURS).index(k) if k in KIND_COLOURS else 99,
+    )
+    note = '<p class="note">Reconstructed bytes sent per call (the size the agent logged where not reconstructed)'
+    note += "; a dot marks a rewritten turn"
+    note += f"; {group} turns per bar, tallest shown.</p>" if group > 1 else ".</p>"
+    return f"{head}{_legend(kinds)}{svg}{note}</section>\n"
+
+
+def _svg(title: str, inner: str) -> str:
+    return (
+        f'<svg viewBox="0 0 {CHART_W} {CHART_H}" role="img" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>{title}</title>{inner}</svg>"
+    )
+
+
+def _axis(left: str, right: str, top: str) -> str:
+    """Baseline, the extremes of the x axis and the y maximum; arguments are already escaped."""
+    base = CHART_H - PAD
+    return (
+        f'<line x1="{PAD}" y1="{base}" x2="{CHART_W - PAD}" y2="{base}" stroke="currentColor" stroke-opacity=".3"/>'
+        f'<text x="{PAD}" y="{base + 16}">{left}</text>'
+        f'<text x="{CHART_W - PAD}" y="{base + 16}" text-anchor="end">{right}</text>'
+        f'<text x="{PAD}" y="{PAD - 10}">{top}</text>'
+    )
+
+
+def _iso(ms: int | None) -> str:
+    return iso_ms(ms) or "?"
+
+
+def _kinds(report: dict[str, Any]) -> str:
+    cont = report.get("continuity") or {}
+    by_kind: dict[str, int] = cont.get("by_kind") or {}
+    events = cont.get("events") or 0
+    rows = [[swatch(k), n(v), pct(v / events if events else None)] for k, v in by_kind.items()]
+    out = "<section><h2>Decisions by kind</h2>" + table(["kind", "lines", "share"], rows, numeric=(1, 2))
+    by_reason: dict[str, dict[str, int]] = cont.get("by_reason") or {}
+    if by_reason:
+        kinds = kinds_of(*by_reason.values())
+        reason_rows = [
+            [f"<code>{e(r)}</code>", *(n(c.get(k, 0)) for k in kinds), n(sum(c.values()))] for r, c in by_reason.items()
+        ]
+        headers = ["reason", *(e(k) for k in kinds), "total"]
+        out += "<h3>Reasons by kind</h3>" + table(headers, reason_rows, numeric=range(1, len(kinds) + 2))
+    peak = cont.get("peak_count")
+    if peak:
+        out += (
+            f"<p>Peak count: <b>{n(peak.get('value'))}</b> on a {swatch(peak.get('kind'))} line at "
+            f"{e(peak.get('at'))}.</p>"
+        )
+    closes: dict[str, int] = cont.get("closes") or {}
+    if closes:
+        out += "<h3>Session closes</h3>" + table(
+            ["reason", "lines"], [[f"<code>{e(r)}</code>", n(c)] for r, c in closes.items()], numeric=(1,)
+        )
+    return out + "</section>\n"
+
+
+def _streaks(report: dict[str, Any]) -> str:
+    streaks = (report.get("continuity") or {}).get("streaks") or []
+    out = "<section><h2>Longest streaks</h2>"
+    if not streaks:
+        return out + '<p class="note">No run of two or more identical re-send decisions.</p></section>\n'
+    rows = [
+        [
+            swatch(s.get("kind")),
+            f"<code>{e(s.get('reason'))}</code>",
+            n(s.get("length")),
+            f"{e(s.get('start'))} → {e(s.get('end'))}",
+            f"{n(s.get('count_first'))} → {n(s.get('count_last'))}",
+        ]
+        for s in streaks[:MAX_STREAKS]
+    ]
+    headers = ["kind", "reason", "length", "start → end", "count first → last"]
+    return out + table(headers, rows, numeric=(2,)) + more(len(rows), len(streaks), "streaks") + "</section>\n"
+
+
+def _directives(report: dict[str, Any]) -> str:
+    directives = report.get("directives")
+    out = "<section><h2>Directives</h2>"
+    if not directives:
+        return out + '<p class="note">Payloads were not reconstructed: no directive counts.</p></section>\n'
+    tags: dict[str, dict[str, Any]] = directives.get("tags") or {}
+    if tags:
+        rows = [
+            [
+                f"<code>{e(tag)}</code>",
+                n(t.get("injections")),
+                n(t.get("variants")),
+                n(t.get("bytes_per_copy")),
+                n(t.get("copies_in_largest_payload")),
+                n(t.get("bytes_in_largest_payload")),
+            ]
+            for tag, t in tags.items()
+        ]
+        headers = ["tag", "injections", "variants", "bytes per copy", "copies in largest payload", "bytes in largest"]
+        out += table(headers, rows, numeric=(1, 2, 3, 4, 5))
+    else:
+        out += '<p class="note">No tagged directive block in any payload.</p>'
+    largest = directives.get("largest_payload")
+    if largest:
+        out += (
+            f"<p>Largest payload: <b>{n(largest.get('payload_bytes_raw'))}</b> bytes, session "
+            f"<code>{e(largest.get('session'))}</code> turn {n(largest.get('index'))}.</p>"
+        )
+    dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
+    if dedupe:
+        rows = []
+        for policy, sim in dedupe.items():
+            before, after = sim.get("bytes_before"), sim.get("bytes_after")
+            saved = before - after if isinstance(before, int) and isinstance(after, int) else None
+            share = saved / before if saved is not None and isinstance(before, int) and before else None
+            rows.append([f"<code>{e(policy)}</code>", n(before), n(after), n(saved), pct(share)])
+        out += "<h3>Dedupe policies on the largest payload</h3>"
+        out += table(["policy", "bytes before", "bytes after", "saved", "saved share"], rows, numeric=(1, 2, 3, 4))
+    return out + "</section>\n"
+
+
+def _rewritten(report: dict[str, Any]) -> str:
+    all_turns = report.get("turns") or []
+    turns = [t for t in all_turns if is_rewritten(t)]
+    out = "<section><h2>Rewritten turns</h2>"
+    if not turns:
+        known = any(t.get("commit") for t in all_turns)
+        text = "No turn committed as rewritten." if known else "Commit outcomes are not known."
+        return out + f'<p class="note">{text}</p></section>\n'
+    for turn in turns[:MAX_REWRITTEN]:
+        commit = turn.get("commit") or {}
+        klass = commit.get("class")
+        out += (
+            f"<details open><summary><code>{e(turn.get('session'))}</code> turn {n(turn.get('index'))} · "
+            f"{e(turn.get('ts'))} · {swatch(turn_kind(turn))} · {e(klass) if klass else 'class unknown'} "
+            f"(evidence: {e(commit.get('source'))})</summary>"
+        )
+        content = turn.get("content")
+        if isinstance(content, dict):
+            blocks = ", ".join(f"{n(c)} {e(k)}" for k, c in (content.get("blocks") or {}).items())
+            out += f'<p class="note">Message: {blocks or "no blocks"}; {n(content.get("chars"))} characters.</p>'
+        if turn.get("why"):
+            out += f"<p>{e(turn.get('why'))}</p>"
+        diff = commit.get("diff") or []
+        if diff:
+            rows = [
+                [
+                    f"<code>{e(d.get('path'))}</code>",
+                    e(d.get("change")),
+                    '<span class="vol">volatile</span>' if d.get("volatile") else '<span class="sem">semantic</span>',
+                    f"<code>{e(value_text(d.get('capture')))}</code>",
+                    f"<code>{e(value_text(d.get('commit')))}</code>",
+                ]
+                for d in diff[:MAX_DIFF_ROWS]
+            ]
+            out += table(["field", "change", "", "capture", "commit"], rows)
+            out += more(len(rows), diff_total(commit), "changed fields")
+        else:
+            out += '<p class="note">No field diff recorded for this turn.</p>'
+        out += "</details>"
+    return out + more(min(len(turns), MAX_REWRITTEN), len(turns), "rewritten turns") + "</section>\n"
+
+
+def _avoidable(report: dict[str, Any]) -> str:
+    cf = report.get("counterfactual")
+    out = "<section><h2>Avoidable re-sends</h2>"
+    if not cf:
+        return (
+            out
+            + '<p class="note">Not computed: the decisions could not be replayed with a stable fingerprint.</p>'
+            + "</section>\n"
+        )
+    logged, stable = cf.get("bytes_logged"), cf.get("bytes_if_stable")
+    items = [
+        f"Re-sends (fork + flatten) in transcripts: <b>{n(cf.get('resends_logged'))}</b>",
+        f"Avoidable (caused by a volatile-only rewrite): <b>{n(cf.get('resends_avoidable'))}</b>",
+    ]
+    if isinstance(logged, int) and isinstance(stable, int):
+        items.append(
+            f"Payload bytes as sent: {n(logged)}; with a stable fingerprint: {n(stable)} "
+            f"(saves {pct((logged - stable) / logged) if logged else '–'})"
+        )
+    out += "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+    turns = [t for t in report.get("turns") or [] if t.get("avoidable")]
+    if turns:
+        rows = [
+            [
+                f"<code>{e(t.get('session'))}</code>",
+                n(t.get("index")),
+                e(t.get("ts")),
+                swatch(turn_kind(t)),
+                f"<code>{e(turn_reason(t))}</code>",
+                n(turn_payload(t)),
+                n(t.get("payload_bytes_if_stable")),
+            ]
+            for t in turns[:MAX_TURN_ROWS]
+        ]
+        out += table(
+            ["session", "turn", "time", "kind", "reason", "payload bytes", "if stable"], rows, numeric=(1, 5, 6)
+        )
+        out += more(len(rows), len(turns), "avoidable turns")
+    return out + "</section>\n"
+
+
+def _sessions(report: dict[str, Any]) -> str:
+    sessions = report.get("sessions") or []
+    out = "<section><h2>Sessions</h2>"
+    if not sessions:
+        return out + '<p class="note">No transcript in the selection.</p></section>\n'
+    kinds = kinds_of(*(s.get("by_kind") or {} for s in sessions))
+    rows = [
+        [
+            f"<code>{e(s.get('id'))}</code>",
+            f"<code>{e(s.get('cwd'))}</code>",
+            n(s.get("turns")),
+            *(n((s.get("by_kind") or {}).get(k, 0)) for k in kinds),
+            n(s.get("rewritten")),
+            n(s.get("payload_bytes_total")),
+        ]
+        for s in sessions
+    ]
+    headers = ["session", "cwd", "turns", *(e(k) for k in kinds), "rewritten", "payload bytes"]
+    return out + table(headers, rows, numeric=range(2, len(kinds) + 5)) + "</section>\n"
+
+
+def _turns(report: dict[str, Any]) -> str:
+    turns = report.get("turns") or []
+    if not turns:
+        return ""
+    rows = []
+    for t in turns[:MAX_TURN_ROWS]:
+        rewritten = is_rewritten(t)
+        rows.append(
+            [
+                f"<code>{e(t.get('session'), 60)}</code>",
+                n(t.get("index")),
+                e(t.get("ts")),
+                swatch(turn_kind(t)) + (" <b>rewritten</b>" if rewritten else ""),
+                n(turn_payload(t)),
+                _copies(t),
+                pct(directive_share(t)),
+            ]
+        )
+    headers = ["session", "turn", "time", "kind", "payload bytes", "copies per tag", "share of payload"]
+    return (
+        f"<section><h2>Turns</h2><details><summary>{n(len(turns))} provider calls</summary>"
+        + table(headers, rows, numeric=(1, 4, 6))
+        + more(len(rows), len(turns), "turns")
+        + "</details></section>\n"
+    )
+
+
+def _copies(turn: dict[str, Any]) -> str:
+    found = copies(turn)
+    if found is None:
+        return "–"
+    return ", ".join(f"<code>{e(tag)}</code> ×{count}" for tag, count in found) or "none"
+
+
+def _problems(report: dict[str, Any]) -> str:
+    problems = report.get("problems") or []
+    out = "<section><h2>Problems</h2>"
+    if not problems:
+        return out + '<p class="note">None: every line read was understood.</p></section>\n'
+    rows = [
+        [f"<code>{e(p.get('path'))}</code>", e(p.get("line")), e(p.get("offset")), e(p.get("error"))]
+        for p in problems[-MAX_PROBLEMS:]
+    ]
+    total = report.get("problems_total") or len(problems)
+    return (
+        out
+        + f'<p class="note">{n(total)} bad lines or file events; the newest {len(rows)} are listed.</p>'
+        + table(["file", "line", "offset", "error"], rows, numeric=(1, 2))
+        + "</section>\n"
+    )
+
+
+def _sources(report: dict[str, Any]) -> str:
+    sources = report.get("sources") or []
+    rows = [
+        [
+            f"<code>{e(s.get('path'))}</code>",
+            f"<code>{e(s.get('format'))}</code>",
+            n(s.get("bytes")),
+            n(s.get("lines")),
+            n(s.get("bad_lines")),
+        ]
+        for s in sources[:MAX_SOURCES]
+    ]
+    return (
+        "<section><h2>Sources</h2>"
+        + table(["file", "format", "bytes", "lines", "bad lines"], rows, numeric=(2, 3, 4))
+        + more(len(rows), len(sources), "files")
+        + "</section>\n"
+    )
