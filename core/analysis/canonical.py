@@ -1,0 +1,179 @@
+"""senpi's digest, byte for byte: `sha256(JSON.stringify(stableValue(value)))` (senpi-formats §3.1–3.3).
+
+senpi (`session-sync.ts`) canonicalizes a value by dropping `undefined` object values and sorting object
+keys with `localeCompare`, rebuilds each object with `Object.fromEntries`, and hashes the UTF-8 bytes of
+`JSON.stringify`. Reproducing its hashes from Python needs four JavaScript behaviours that Python's
+`json` does not have, each of which changes the bytes and therefore the hash:
+
+* key order: `localeCompare` (ICU collation, `core.analysis.collation`), not code-point order; and
+  because the sorted entries are turned back into an object, keys that are array indices ("0", "17")
+  come first in ascending numeric order, as JavaScript orders such properties;
+* numbers: `1` not `1.0`, `-0` as `0`, `1e+21`, `1e-7`, `0.000001`, shortest round-trip digits;
+  integers beyond 2^53 lose precision as JavaScript numbers do; NaN/Infinity print as `null`;
+* strings: only `"`, `\\` and controls are escaped (`\\b \\f \\n \\r \\t`, others as lowercase `\\u00xx`);
+  non-ASCII, U+2028/U+2029 and DEL are written as they are; lone surrogates become `\\udxxx`;
+* `undefined`: Python has none, so `UNDEFINED` stands for it: dropped as an object value, `null` in an
+  array. Callers building senpi's projections (`{role, api, provider, model, content}`) use it for a
+  field the message lacks, exactly as JavaScript reads a missing property.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from decimal import Decimal
+from json.encoder import encode_basestring  # C implementation: escapes like JSON.stringify, keeps non-ASCII
+from typing import Any
+
+from core.analysis.collation import collation_key
+
+
+class _Undefined:
+    """JavaScript's `undefined`: what reading a missing property gives."""
+
+    _instance: _Undefined | None = None
+
+    def __new__(cls) -> _Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNDEFINED: Any = _Undefined()
+
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+_MAX_ARRAY_INDEX = 2**32 - 2
+_MAX_SAFE = 2**53
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def get(obj: dict[str, Any], key: str) -> Any:
+    """`obj[key]` with JavaScript semantics: `UNDEFINED` when the key is absent."""
+    return obj.get(key, UNDEFINED)
+
+
+def _is_array_index(key: str) -> bool:
+    return _ARRAY_INDEX.fullmatch(key) is not None and int(key) <= _MAX_ARRAY_INDEX
+
+
+def sorted_keys(obj: dict[str, Any]) -> list[str]:
+    """The order `JSON.stringify(Object.fromEntries(entries.sort(localeCompare)))` writes keys in."""
+    index_keys = [k for k in obj if _is_array_index(k)]
+    other = [k for k in obj if not _is_array_index(k)]
+    index_keys.sort(key=int)
+    other.sort(key=collation_key)  # stable: ties keep insertion order, like V8's stable sort
+    return index_keys + other
+
+
+def js_number(value: int | float) -> str:
+    """`JSON.stringify(number)`: ECMAScript Number::toString for finite numbers, `null` otherwise."""
+    if isinstance(value, int):
+        if -_MAX_SAFE <= value <= _MAX_SAFE:
+            return str(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            return "null"
+    if not math.isfinite(value):
+        return "null"
+    if value == 0:
+        return "0"  # also -0
+    if value.is_integer() and abs(value) <= _MAX_SAFE:
+        return str(int(value))  # exact below 2^53; above, the shortest digits padded with zeros (below)
+    sign, digits_t, exponent = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digits_t)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    exponent += len(digits_t) - len(digits)
+    k = len(digits)
+    n = k + exponent  # value = 0.digits × 10^n
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+        text = f"{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return ("-" if sign else "") + text
+
+
+def js_string(text: str) -> str:
+    """`JSON.stringify(string)` (well-formed variant: lone surrogates escaped)."""
+    out = encode_basestring(text)
+    if _LONE_SURROGATE.search(out):
+        out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return out
+
+
+def _write(value: Any, parts: list[str], path: list[int]) -> None:
+    if value is None or value is UNDEFINED:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif isinstance(value, str):
+        parts.append(js_string(value))
+    elif isinstance(value, int | float):
+        parts.append(js_number(value))
+    elif isinstance(value, dict):
+        if id(value) in path:
+            parts.append('"[circular]"')
+            return
+        path.append(id(value))
+        parts.append("{")
+        first = True
+        for key in sorted_keys(value):
+            item = value[key]
+            if item is UNDEFINED:
+                continue
+            if not first:
+                parts.append(",")
+            first = False
+            parts.append(js_string(str(key)))
+            parts.append(":")
+            _write(item, parts, path)
+        parts.append("}")
+        path.pop()
+    elif isinstance(value, list | tuple):
+        if id(value) in path:
+            parts.append('"[circular]"')
+            return
+        path.append(id(value))
+        parts.append("[")
+        for i, item in enumerate(value):
+            if i:
+                parts.append(",")
+            _write(item, parts, path)
+        parts.append("]")
+        path.pop()
+    else:  # bigint-like or foreign objects: senpi writes their string form
+        parts.append(js_string(str(value)))
+
+
+def canonical_json(value: Any) -> str:
+    """The exact text senpi hashes for `value`."""
+    if value is UNDEFINED:
+        raise ValueError("JSON.stringify(undefined) is not a string; senpi never hashes undefined")
+    parts: list[str] = []
+    _write(value, parts, [])
+    return "".join(parts)
+
+
+def digest(value: Any) -> str:
+    """senpi's `sessionSyncDigest(value)`: lowercase hex SHA-256 of the canonical JSON."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def digest_hex_list(hashes: list[str] | tuple[str, ...]) -> str:
+    """`digest(hashes)` for a list of hex strings, without the generic walk (the prefix digest's hot path)."""
+    return hashlib.sha256(("[" + ",".join(f'"{h}"' for h in hashes) + "]").encode("ascii")).hexdigest()
