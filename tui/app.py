@@ -1,0 +1,482 @@
+"""The dashboard: rates, directive counters, payload graph, turn table, sessions, status, drill-down.
+
+Threading model (textual-practice §0):
+
+* One thread worker (`_ingest`) owns all file IO and parsing. It loops `engine.poll(max_bytes)` while there
+  is backlog, else `engine.wait(heartbeat)` (a filesystem event or the heartbeat wakes it), and builds a
+  `Snapshot` under `engine.lock` at most `repaint_hz` times a second, and only when `state.version` moved
+  (or once a second, since per-minute rates move with the clock). The UI thread never takes the lock.
+* Backpressure: the worker builds the next snapshot only after the UI consumed the previous one, and a
+  queued snapshot is replaced by a newer one (`SnapshotReady.can_replace`). Ingestion itself never waits for
+  the UI; the screen simply shows the latest state at a bounded rate.
+* The first frame is composed before the worker reads a byte, so a big backfill never blocks it.
+
+The App is constructible without argv (tests, snapshots and the screenshot script build it directly):
+`ContinuityApp(engine, demo_writer=None, live=True, ...)`; `live=False` reads everything once and stops
+tailing, with a fixed clock for byte-identical screenshots.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from core.model import Turn
+from tui.filters import RowFilter, parse
+from tui.messages import ExportDone, SnapshotReady
+from tui.screens.detail import DetailScreen
+from tui.screens.help import HelpScreen
+from tui.screens.problems import ProblemsScreen
+from tui.view import Snapshot, SnapshotBuilder, is_rewritten, payload_bytes, prompt_tokens, row_kind
+from tui.widgets.directives import DirectivePane
+from tui.widgets.filter_bar import FilterBar
+from tui.widgets.payload_graph import GraphData, PayloadGraph
+from tui.widgets.rates import RatesPane
+from tui.widgets.rowlist import RowList
+from tui.widgets.sessions import SessionList
+from tui.widgets.status import StatusLine, StatusState
+from tui.widgets.turn_table import TurnPane, TurnTable
+
+if TYPE_CHECKING:
+    from core.engine import Engine
+
+WIDE = 140  # at or above this width the sessions pane is shown beside the table
+SHORT = 32  # below this height panes use their compact heights
+
+
+class ContinuityApp(App[None]):
+    """The terminal dashboard people keep open beside a running coding agent."""
+
+    CSS_PATH = Path(__file__).parent / "app.tcss"
+    TITLE = "continuity-tui"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "next_rewritten", "Rewritten", key_display="r"),
+        Binding("R", "previous_rewritten", "Prev rewritten", show=False, key_display="R"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("s", "sessions", "Sessions"),
+        Binding("f", "toggle_follow", "Follow"),
+        Binding("e", "export", "Export"),
+        Binding("p", "problems", "Problems", show=False),
+        Binding("b", "toggle_metric", "Bytes/tokens", show=False),
+        Binding("escape", "back", "Back", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit", priority=False),
+    ]
+
+    following: reactive[bool] = reactive(True, init=False)
+    """Follow the live tail: the cursor sticks to the newest turn. Scrolling up turns it off."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        demo_writer: Any = None,
+        *,
+        live: bool = True,
+        clock: Callable[[], float] = time.time,
+        export_dir: Path | None = None,
+        heartbeat: float = 0.5,
+        max_bytes: int = 4 << 20,
+        repaint_hz: float = 10.0,
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.demo_writer = demo_writer
+        self.live = live
+        """False: read what is there once, then stop (screenshots, snapshot tests)."""
+        self.clock = clock
+        self.export_dir = export_dir
+        self.heartbeat = heartbeat
+        self.max_bytes = max_bytes
+        self.repaint_interval = 1.0 / max(0.5, repaint_hz)
+        self.snapshot = Snapshot.empty()
+        self.row_filter = RowFilter()
+        self.metric = "auto"  # auto | bytes | tokens
+        self.loaded = threading.Event()
+        """Set once the worker has read everything that was on disk at start (tests wait on it)."""
+        self._consumed = threading.Event()
+        self._consumed.set()
+        self._painted_version = -2
+        self._new_below = 0
+        self._problems_screen: ProblemsScreen | None = None
+        self._filter_timer: Any = None
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="top"):
+            yield RatesPane(id="rates")
+            yield DirectivePane(id="directives")
+        yield PayloadGraph(id="graph")
+        with Horizontal(id="middle"):
+            yield SessionList(id="sessions")
+            yield TurnPane(id="turn-pane")
+        yield FilterBar(id="filter")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#sessions", SessionList).border_title = "Sessions"
+        self.query_one("#sessions", SessionList).border_subtitle = "turns · resend · R"
+        self.query_one("#turn-pane", TurnPane).border_title = "Turns"
+        self._apply_size_classes()
+        self.query_one(TurnTable).focus()
+        self._update_status()
+        if self.demo_writer is not None:
+            self.demo_writer.start()
+        self._ingest()
+
+    def on_unmount(self) -> None:
+        if self.demo_writer is not None:
+            stop = getattr(self.demo_writer, "stop", None)
+            if callable(stop):
+                stop()
+
+    def on_resize(self) -> None:
+        self._apply_size_classes()
+        self._update_graph()
+
+    def _apply_size_classes(self) -> None:
+        width, height = self.size
+        self.screen.set_class(height < SHORT, "-short")
+        self.screen.set_class(width < WIDE, "-narrow")
+
+    # ------------------------------------------------------------------ ingestion (worker thread)
+    @work(thread=True, exclusive=True, group="ingest", exit_on_error=False, name="ingest")
+    def _ingest(self) -> None:
+        """All file IO and parsing: poll while there is backlog, else wait; post coalesced snapshots."""
+        worker = get_current_worker()
+        engine = self.engine
+        builder = SnapshotBuilder(engine, self.clock)
+        last_post = 0.0
+        posted_version: int | None = None
+        while not worker.is_cancelled:
+            result = engine.poll(self.max_bytes)
+            backlog = result.lines > 0 or result.changed
+            if not backlog and not self.loaded.is_set():
+                finish = getattr(engine, "finish_pending", None)
+                if not self.live and callable(finish):
+                    finish()
+            now = time.monotonic()
+            version = engine.state.version
+            changed = version != posted_version
+            due = now - last_post >= self.repaint_interval
+            if due and (changed or now - last_post >= 1.0) and (self._consumed.is_set() or now - last_post > 2.0):
+                with engine.lock:
+                    snapshot = builder.build()
+                self._consumed.clear()
+                self.post_message(SnapshotReady(snapshot))
+                last_post, posted_version = now, snapshot.version
+                changed = False
+            if not backlog:
+                if not self.loaded.is_set() and not changed:
+                    self.loaded.set()
+                if not self.live and not changed:
+                    return
+            if backlog:
+                time.sleep(0)  # let the UI thread take the GIL between chunks of a backfill
+                continue
+            timeout = self.heartbeat
+            if changed:
+                timeout = max(0.01, min(timeout, self.repaint_interval - (time.monotonic() - last_post)))
+            engine.wait(timeout)
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            self.notify(f"{event.worker.name} failed: {type(error).__name__}: {error}", title="Error",
+                        severity="error", markup=False, timeout=10)  # fmt: skip
+
+    # ------------------------------------------------------------------ snapshots (UI thread)
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        snapshot = message.snapshot
+        self._consumed.set()
+        previous = self.snapshot
+        self.snapshot = snapshot
+        self.query_one(RatesPane).show(snapshot.rates)
+        if snapshot.version != self._painted_version:
+            self._painted_version = snapshot.version
+            table = self.query_one(TurnTable)
+            before = table.row_count
+            table.set_rows(snapshot.rows, snapshot.rows_generation, follow=self.following)
+            if not self.following and len(snapshot.rows) >= len(previous.rows):
+                self._new_below += max(0, table.row_count - before)
+            sessions = self.query_one(SessionList)
+            sessions.set_sessions(snapshot.sessions)
+            self._update_directives()
+            self._update_graph()
+            if self._problems_screen is not None and self._problems_screen.is_attached:
+                self._problems_screen.show(snapshot.problems, snapshot.status.problems_total, snapshot.status.roots)
+        self._update_status()
+
+    def _selected_sessions(self) -> Iterable[Any]:
+        key = self.row_filter.session_key
+        return [s for s in self.snapshot.sessions if key is None or s.key == key]
+
+    def _update_directives(self) -> None:
+        self.query_one(DirectivePane).show(self._selected_sessions())
+
+    def _update_status(self) -> None:
+        table = self.query_one(TurnTable)
+        state = StatusState(
+            following=self.following,
+            live=self.live,
+            new_below=self._new_below,
+            rows=len(table.rows),
+            shown=table.row_count,
+            filter_text=self.row_filter.describe(),
+        )
+        self.query_one(StatusLine).show(self.snapshot.status, state)
+
+    def _update_graph(self) -> None:
+        """The graph shows the turns around the table's cursor (the newest ones while following)."""
+        table = self.query_one(TurnTable)
+        graph = self.query_one(PayloadGraph)
+        capacity = graph.capacity
+        total = table.row_count
+        if self.following or total <= capacity:
+            start = max(0, total - capacity)
+        else:
+            start = max(0, min(table.cursor - capacity * 3 // 4, total - capacity))
+        window = [table.row_at(i) for i in range(start, min(total, start + capacity))]
+        turns = [row for row in window if isinstance(row, Turn)]
+        metric = self.metric
+        if metric == "auto":
+            # bytes when most turns have them (reconstructed prompts); senpi's diagnostics alone only size
+            # flatten/bootstrap calls, and a graph of spikes over gaps hides the deltas, so tokens then
+            sized = sum(1 for t in turns if payload_bytes(t) is not None)
+            metric = "bytes" if turns and sized * 2 >= len(turns) else "tokens"
+        values: list[int | None] = []
+        for row in window:
+            if not isinstance(row, Turn):
+                values.append(None)
+            else:
+                values.append(payload_bytes(row) if metric == "bytes" else prompt_tokens(row))
+        selected = table.cursor - start if total else None
+        graph.show(GraphData(tuple(values), tuple(row_kind(r) if r else None for r in window), selected, metric))
+
+    # ------------------------------------------------------------------ table events
+    @on(RowList.Highlighted, "#turns")
+    def _cursor_moved(self) -> None:
+        self._update_graph()
+
+    @on(RowList.Moved, "#turns")
+    def _user_moved(self, event: RowList.Moved) -> None:
+        self.following = event.to_end
+
+    @on(RowList.Selected, "#turns")
+    def _open_turn(self, event: RowList.Selected) -> None:
+        self.action_open()
+
+    @on(RowList.Selected, "#sessions")
+    def _pick_session(self, event: RowList.Selected) -> None:
+        sessions = self.query_one(SessionList)
+        summary = sessions.session_at(event.index)
+        self._set_session(summary.key if summary else None, summary.session_id if summary else None)
+        if self.size.width < WIDE:
+            sessions.remove_class("-open")
+        self.query_one(TurnTable).focus()
+
+    def _set_session(self, key: str | None, session_id: str | None) -> None:
+        self.row_filter = self.row_filter.with_session(key, session_id)
+        self.query_one(SessionList).set_active(key)
+        self._apply_filter()
+        self._update_directives()
+
+    def watch_following(self, following: bool) -> None:
+        if following:
+            self._new_below = 0
+            table = self.query_one(TurnTable)
+            if table.row_count:
+                table.move_to(table.row_count - 1)
+        self._update_status()
+        self._update_graph()
+
+    # ------------------------------------------------------------------ filter
+    @on(Input.Changed, "#filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        text = event.value
+        self._filter_timer = self.set_timer(0.15, lambda: self._set_filter_text(text))
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self._set_filter_text(event.value)
+        self.query_one(FilterBar).close()
+        self.query_one(TurnTable).focus()
+
+    @on(FilterBar.Cancelled)
+    def _filter_cancelled(self) -> None:
+        bar = self.query_one(FilterBar)
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._set_filter_text(bar.before)
+        bar.close()
+        self.query_one(TurnTable).focus()
+
+    def _set_filter_text(self, text: str) -> None:
+        parsed = parse(text)
+        self.row_filter = parsed.with_session(self.row_filter.session_key, self.row_filter.session_id)
+        self._apply_filter()
+
+    def _apply_filter(self) -> None:
+        table = self.query_one(TurnTable)
+        table.set_filter(self.row_filter, follow=self.following)
+        self._update_graph()
+        self._update_status()
+
+    # ------------------------------------------------------------------ actions
+    def action_next_rewritten(self) -> None:
+        self._jump_rewritten(forward=True)
+
+    def action_previous_rewritten(self) -> None:
+        self._jump_rewritten(forward=False)
+
+    def _jump_rewritten(self, *, forward: bool) -> None:
+        table = self.query_one(TurnTable)
+        index = table.find(is_rewritten, forward=forward)
+        if index is None:
+            where = "after" if forward else "before"
+            if not any(is_rewritten(table.row_at(i)) for i in range(table.row_count)):
+                self.notify("no rewritten turn in view", markup=False, timeout=3)
+            else:
+                self.notify(f"no rewritten turn {where} this one", markup=False, timeout=3)
+            return
+        self.following = False
+        table.move_to(index)
+        table.focus()
+
+    def action_open(self) -> None:
+        table = self.query_one(TurnTable)
+        row = table.current
+        if not isinstance(row, Turn):
+            if row is not None:
+                self.notify("log-only row: no transcript for this call, nothing to drill into",
+                            markup=False, timeout=4)  # fmt: skip
+            return
+        self.following = False
+        cwd = next((s.cwd for s in self.snapshot.sessions if s.session_id == row.session), None)
+        self.push_screen(DetailScreen(row, cwd))
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open(self.row_filter.text)
+
+    def action_sessions(self) -> None:
+        sessions = self.query_one(SessionList)
+        if self.size.width < WIDE:
+            if sessions.has_class("-open") and sessions.has_focus:
+                sessions.remove_class("-open")
+                self.query_one(TurnTable).focus()
+                return
+            sessions.add_class("-open")
+        if sessions.has_focus:
+            self.query_one(TurnTable).focus()
+        else:
+            sessions.focus()
+
+    def action_toggle_follow(self) -> None:
+        self.following = not self.following
+
+    def action_toggle_metric(self) -> None:
+        current = self.query_one(PayloadGraph).data.metric
+        self.metric = "tokens" if current == "bytes" else "bytes"
+        self._update_graph()
+
+    def action_back(self) -> None:
+        sessions = self.query_one(SessionList)
+        if sessions.has_focus or (sessions.has_class("-open") and self.size.width < WIDE):
+            sessions.remove_class("-open")
+            self.query_one(TurnTable).focus()
+        elif self.row_filter.active:
+            self._set_filter_text("")
+            if self.row_filter.session_id is not None:
+                self._set_session(None, None)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_problems(self) -> None:
+        status = self.snapshot.status
+        screen = ProblemsScreen(self.snapshot.problems, status.problems_total, status.roots)
+        self._problems_screen = screen
+        self.push_screen(screen)
+
+    def action_export(self) -> None:
+        self.notify("exporting snapshot…", markup=False, timeout=2)
+        self._export()
+
+    @work(thread=True, group="export", exit_on_error=False, name="export")
+    def _export(self) -> None:
+        """Write JSON + Markdown + HTML into a new directory (worker thread: it reads state and disk)."""
+        try:
+            from core.report import ReportOptions, export
+        except ImportError as err:  # the report package is optional for the dashboard
+            self.post_message(ExportDone([], f"report module unavailable: {err}"))
+            return
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock()))
+        base = self.export_dir if self.export_dir is not None else Path.cwd()
+        directory = base / f"continuity-snapshot-{stamp}"
+        suffix = 1
+        while directory.exists():
+            suffix += 1
+            directory = base / f"continuity-snapshot-{stamp}-{suffix}"
+        try:
+            paths = export(self.engine, directory, ReportOptions(session=self.row_filter.session_id))
+        except Exception as err:
+            self.post_message(ExportDone([], f"{type(err).__name__}: {err}"))
+            return
+        self.post_message(ExportDone(paths))
+
+    def on_export_done(self, message: ExportDone) -> None:
+        if message.error is not None:
+            self.notify(f"export failed: {message.error}", severity="error", markup=False, timeout=8)
+            return
+        if not message.paths:
+            return
+        directory = message.paths[0].parent
+        names = ", ".join(p.name for p in message.paths)
+        self.notify(f"snapshot written to {directory}/: {names}", title="Exported", markup=False, timeout=8)
+        self.last_export = message.paths
+
+    # ------------------------------------------------------------------ command palette
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Next rewritten turn", "Jump to the next turn whose commit was rewritten (r)",
+                            self.action_next_rewritten)  # fmt: skip
+        yield SystemCommand("Previous rewritten turn", "Jump to the previous rewritten turn (R)",
+                            self.action_previous_rewritten)  # fmt: skip
+        yield SystemCommand("Open selected turn", "Diff, fingerprints, why and payload of the turn (Enter)",
+                            self.action_open)  # fmt: skip
+        yield SystemCommand("Filter turns", "Filter by kind, reason, session, flags or text (/)", self.action_filter)
+        yield SystemCommand("Clear filter", "Show every turn of every session (Esc)", self._clear_filter)
+        yield SystemCommand("Sessions", "Show all sessions or one (s)", self.action_sessions)
+        yield SystemCommand("Follow / pause", "Follow the live tail or hold the view (f, End)",
+                            self.action_toggle_follow)  # fmt: skip
+        yield SystemCommand("Export snapshot", "Write JSON + Markdown + HTML into a new directory (e)",
+                            self.action_export)  # fmt: skip
+        yield SystemCommand("Problems", "Bad lines with file:line, offset and reason (p)", self.action_problems)
+        yield SystemCommand("Payload graph: bytes / tokens", "Switch what the graph measures (b)",
+                            self.action_toggle_metric)  # fmt: skip
+        yield SystemCommand("Keys", "Every key of the dashboard (?)", self.action_help)
+        for summary in self.snapshot.sessions[:50]:
+            label = f"Session {summary.session_id[:8]}"
+            yield SystemCommand(label, "Limit the table, graph and directives to this session",
+                                lambda s=summary: self._set_session(s.key, s.session_id))  # fmt: skip
+
+    def _clear_filter(self) -> None:
+        self._set_filter_text("")
+        self._set_session(None, None)

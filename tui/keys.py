@@ -1,0 +1,45 @@
+"""Every key of the dashboard in one table: the help screen, the README and the tests read it from here.
+
+Bindings themselves live on the widgets that own them (the table owns the cursor keys, the app owns the
+global ones); `tests/test_tui_keys.py` checks that each binding appears here so help never goes stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHelp:
+    keys: str  # as shown to the user
+    what: str
+    group: str
+
+
+KEYS: tuple[KeyHelp, ...] = (
+    KeyHelp("↑ ↓  j k", "move through the turns (or sessions, problems)", "Move"),
+    KeyHelp("PgUp PgDn", "move a page", "Move"),
+    KeyHelp("Home g", "first turn", "Move"),
+    KeyHelp("End G", "last turn, and follow the live tail again", "Move"),
+    KeyHelp("Enter", "open the selected turn: capture vs commit diff, fingerprints, why, payload", "Turns"),
+    KeyHelp("Esc", "back: close a view, the filter bar or the sessions pane; clear the filter", "Turns"),
+    KeyHelp("r", "next rewritten turn", "Turns"),
+    KeyHelp("R", "previous rewritten turn", "Turns"),
+    KeyHelp(
+        "/", "filter turns: kind:flatten  reason:rewritten  session:0198  is:rewritten  -kind:delta  text", "Turns"
+    ),
+    KeyHelp("s", "sessions: show all sessions or one, with per-session resend share", "Views"),
+    KeyHelp("p", "problems: bad lines with file:line, offset and reason, newest first", "Views"),
+    KeyHelp("b", "payload graph: bytes or prompt tokens", "Views"),
+    KeyHelp("f", "follow / pause the live tail (scrolling up pauses too)", "Live"),
+    KeyHelp("e", "export a snapshot: JSON + Markdown + HTML into a new directory", "Live"),
+    KeyHelp("?", "this help", "App"),
+    KeyHelp("ctrl+p", "command palette: every action by name, themes", "App"),
+    KeyHelp("q", "quit", "App"),
+)
+
+FLAGS_HELP: tuple[tuple[str, str], ...] = (
+    ("R", "rewritten: the message committed differs from the one streamed (the agent re-sends history next)"),
+    ("A", "avoidable: a fingerprint that ignores volatile fields would have kept the delta"),
+    ("≠", "the decision the agent logged differs from the one replayed from the transcript"),
+)

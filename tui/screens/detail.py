@@ -1,0 +1,380 @@
+"""The drill-down (Enter on a turn): why this call re-sent history, and what changed.
+
+Top: the logged decision next to the recomputed one with its one-line why, the payload composition
+(history, new and directive bytes), the fingerprints, and the capture-vs-commit field diff. Bottom: the
+captured (streamed) and committed (persisted) message side by side, with the changed paths highlighted.
+The raw JSON is not kept in memory: a thread worker re-reads it from disk by offset when the view opens.
+Esc returns to the dashboard exactly where it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import orjson
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from core.model import DiffChange, Turn, Where
+from core.sanitize import display
+from core.state import reread_line
+from tui.fmt import MUTED, cell, count, date_time, human_bytes, kind_style, pct, short_id
+from tui.view import directive_bytes, payload_bytes, prompt_tokens
+from tui.widgets.json_view import JsonLine, JsonView, build_lines
+
+DIFF_ROWS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Sides:
+    """What the worker read: the two messages (or why one is missing)."""
+
+    capture: Any
+    commit: Any
+    capture_note: str | None
+    commit_note: str | None
+    capture_label: str
+    commit_label: str
+
+
+def message_of(obj: Any) -> Any:
+    """An event-recording line or transcript entry -> the assistant message it carries (the diff's root)."""
+    if isinstance(obj, dict):
+        for key in ("message", "partial"):
+            inner = obj.get(key)
+            if isinstance(inner, dict):
+                return inner
+        event = obj.get("assistantMessageEvent")
+        if isinstance(event, dict) and isinstance(event.get("partial"), dict):
+            return event["partial"]
+    return obj
+
+
+def read_json(where: Where | None) -> tuple[Any, str | None]:
+    """Re-read one line by offset; (None, reason) when it cannot be read any more."""
+    if where is None:
+        return None, "not recorded"
+    raw = reread_line(where)
+    if raw is None:
+        return None, f"could not re-read {where.path} at offset {where.offset}"
+    try:
+        return message_of(orjson.loads(raw)), None
+    except orjson.JSONDecodeError as err:
+        return None, f"line changed on disk since it was read ({err})"
+
+
+def load_sides(turn: Turn) -> Sides:
+    """Capture and commit as the commit analysis located them, else the transcript's own entry."""
+    commit = turn.commit
+    if commit is not None and (commit.capture_where is not None or commit.commit_where is not None):
+        cap, cap_err = read_json(commit.capture_where)
+        com, com_err = read_json(commit.commit_where or turn.where)
+        return Sides(cap, com, cap_err, com_err, "capture · last streamed update", "commit · persisted message")
+    entry, err = read_json(turn.where)
+    note = (
+        "no capture recorded for this turn: the streamed message is only on disk in an event recording "
+        "(senpi --mode json); the committed message is on the right"
+    )
+    return Sides(None, entry, note, err, "capture", "commit · transcript entry")
+
+
+def diff_paths(changes: list[DiffChange]) -> dict[str, bool]:
+    return {change.path: change.volatile for change in changes}
+
+
+class DetailScreen(Screen[None]):
+    """One turn in depth. The dashboard underneath keeps ingesting."""
+
+    DEFAULT_CSS = """
+    DetailScreen #detail-title { height: 1; background: $panel; padding: 0 1; }
+    DetailScreen #detail-summary { height: 1fr; min-height: 6; }
+    DetailScreen #detail-top { height: auto; }
+    DetailScreen #detail-top > Static { width: 1fr; height: auto; border: round $primary 60%; padding: 0 1; }
+    DetailScreen #fingerprints, DetailScreen #diff {
+        height: auto; border: round $primary 60%; padding: 0 1;
+    }
+    DetailScreen #sides { height: 1fr; min-height: 6; }
+    DetailScreen #sides > Vertical { width: 1fr; border: round $accent 60%; }
+    DetailScreen #sides > Vertical:focus-within { border: round $accent; }
+    DetailScreen.-narrow #detail-top { layout: vertical; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Back", show=True),
+        Binding("tab", "app.focus_next", "Next pane", show=True),
+        Binding("m", "maximize", "Maximize pane", show=True),
+    ]
+
+    def __init__(self, turn: Turn, session_cwd: str | None = None) -> None:
+        super().__init__()
+        self.turn = turn
+        self.session_cwd = session_cwd
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="detail-title")
+        with VerticalScroll(id="detail-summary"):
+            with Horizontal(id="detail-top"):
+                yield Static(self._decision(), id="decision")
+                yield Static(self._payload(), id="payload")
+            yield Static(self._fingerprints(), id="fingerprints")
+            yield Static(self._diff(), id="diff")
+        with Horizontal(id="sides"):
+            with Vertical(id="capture-box"):
+                yield JsonView(id="capture")
+            with Vertical(id="commit-box"):
+                yield JsonView(id="commit")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#decision", Static).border_title = "Decision"
+        self.query_one("#payload", Static).border_title = "Payload composition"
+        self.query_one("#fingerprints", Static).border_title = "Fingerprints"
+        self.query_one("#diff", Static).border_title = self._diff_title()
+        self.query_one("#capture-box").border_title = "capture"
+        self.query_one("#commit-box").border_title = "commit"
+        self.set_class(self.app.size.width < 110, "-narrow")
+        self.query_one("#commit", JsonView).focus()
+        self._load()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 110, "-narrow")
+
+    # ------------------------------------------------------------------ lazy raw JSON
+    @work(thread=True, exclusive=True, group="detail-read", exit_on_error=False)
+    def _load(self) -> None:
+        """Read both sides from disk (worker thread), then hand them to the UI."""
+        sides = load_sides(self.turn)
+        changed = diff_paths(self.turn.commit.diff) if self.turn.commit else {}
+        capture_paths = _present(sides.capture)
+        commit_paths = _present(sides.commit)
+        cap_notes = [sides.capture_note] if sides.capture_note else []
+        com_notes = [sides.commit_note] if sides.commit_note else []
+        missing_cap = [p for p in changed if p not in capture_paths and sides.capture is not None]
+        missing_com = [p for p in changed if p not in commit_paths and sides.commit is not None]
+        if missing_cap:
+            cap_notes.append("missing here: " + ", ".join(missing_cap[:8]))
+        if missing_com:
+            com_notes.append("missing here: " + ", ".join(missing_com[:8]))
+        cap_lines = build_lines(sides.capture, cap_notes) if sides.capture is not None else build_lines(None, cap_notes)
+        com_lines = build_lines(sides.commit, com_notes) if sides.commit is not None else build_lines(None, com_notes)
+        if sides.capture is None:
+            cap_lines = [line for line in cap_lines if line.kind == "note"]
+        if sides.commit is None:
+            com_lines = [line for line in com_lines if line.kind == "note"]
+        self.app.call_from_thread(self._show_sides, sides, cap_lines, com_lines, changed)
+
+    def _show_sides(self, sides: Sides, cap: list[JsonLine], com: list[JsonLine], changed: dict[str, bool]) -> None:
+        self.query_one("#capture-box").border_title = sides.capture_label
+        self.query_one("#commit-box").border_title = sides.commit_label
+        for view_id, lines in (("#capture", cap), ("#commit", com)):
+            view = self.query_one(view_id, JsonView)
+            view.set_lines(lines, changed)
+            first = view.first_changed()
+            if first is not None:
+                view.scroll_to(y=max(0, first - 2), animate=False)
+
+    # ------------------------------------------------------------------ the summary blocks
+    def _title(self) -> Content:
+        turn = self.turn
+        parts: list[Content | tuple[str, str] | str] = [
+            (f"Turn #{turn.index}", "bold"),
+            "  session ",
+            (short_id(turn.session), "$accent"),
+        ]
+        if self.session_cwd:
+            parts += [" ", (display(self.session_cwd, 60), MUTED)]
+        parts += ["  ", date_time(turn.ts_ms)]
+        if turn.model:
+            parts += ["  ", (display(turn.model, 40), MUTED)]
+        if turn.stop_reason:
+            parts += ["  stop ", display(turn.stop_reason, 20)]
+        if turn.rewritten:
+            parts += ["  ", ("REWRITTEN", "$error bold")]
+        if turn.avoidable:
+            parts += ["  ", ("AVOIDABLE", "$warning bold")]
+        return Content.assemble(*parts)
+
+    def _decision(self) -> Content:
+        turn = self.turn
+        lines: list[Content] = []
+        logged = turn.logged
+        if logged is not None:
+            lines.append(_decision_line("logged", logged.kind, logged.reason, logged.count,
+                                        f"({display(logged.source, 20)})"))  # fmt: skip
+        else:
+            lines.append(Content.assemble(("logged     ", "bold"), ("no diagnostic and no matched log line", MUTED)))
+        rec = turn.recomputed
+        if rec is not None:
+            verdict: tuple[str, str]
+            if turn.agreement is True:
+                verdict = ("✓ agrees", "$success")
+            elif turn.agreement is False:
+                verdict = ("≠ differs", "$error bold")
+            else:
+                verdict = ("", "")
+            lines.append(_decision_line("recomputed", rec.kind, rec.reason, rec.count, "", verdict))
+        elif turn.logged_only:
+            lines.append(Content.assemble(("recomputed ", "bold"), ("cause not on disk; logged decision taken", MUTED)))
+        else:
+            lines.append(Content.assemble(("recomputed ", "bold"), ("no data yet (replay not available)", MUTED)))
+        if turn.disagreement:
+            lines.append(Content.assemble(("differs    ", "bold"), (display(turn.disagreement, 300), "$error")))
+        lines.append(Content.assemble(("why        ", "bold"), display(turn.why, 400) if turn.why else ("—", MUTED)))
+        if turn.avoidable is not None:
+            text = "yes — a volatile-only rewrite; a stable fingerprint keeps the delta" if turn.avoidable else "no"
+            if turn.avoidable and turn.payload_bytes_if_stable is not None:
+                text += f" ({human_bytes(turn.payload_bytes_if_stable)} instead of {human_bytes(payload_bytes(turn))})"
+            lines.append(Content.assemble(("avoidable  ", "bold"), (text, "$warning" if turn.avoidable else "")))
+        return Content("\n").join(lines)
+
+    def _payload(self) -> Content:
+        turn = self.turn
+        total = payload_bytes(turn)
+        history = turn.payload_history_bytes
+        new = turn.payload_new_bytes
+        directives = directive_bytes(turn)
+        lines: list[Content] = []
+        if total is None and history is None:
+            lines.append(Content.styled("no payload reconstruction yet", MUTED))
+        else:
+            raw = turn.payload_bytes_raw
+            head = f"sent {human_bytes(total)}"
+            if raw is not None and raw != total:
+                head += f"  (before dedupe {human_bytes(raw)})"
+            lines.append(Content.styled(head, "bold"))
+            lines.append(_bar(total, [(history, "$error"), (new, "$success"), (directives, "$secondary")]))
+            for label, value, style in (("history", history, "$error"), ("new", new, "$success"),
+                                        ("directives", directives, "$secondary")):  # fmt: skip
+                share = value / total if value is not None and total else None
+                lines.append(Content.assemble(("■ ", style), cell(label, 11), cell(human_bytes(value), 9, right=True),
+                                              (cell(pct(share), 8, right=True), MUTED)))  # fmt: skip
+        if turn.directives:
+            tags = ", ".join(f"{display(tag, 40)}×{int(v.get('copies', 0))}" for tag, v in turn.directives.items())
+            lines.append(Content.assemble(("tags  ", MUTED), (tags, "$secondary")))
+        tokens = turn.tokens
+        if tokens:
+            lines.append(Content.assemble(
+                ("tokens ", MUTED),
+                f"prompt {count(prompt_tokens(turn))} (in {count(tokens.get('input'))} · read "
+                f"{count(tokens.get('cache_read'))} · write {count(tokens.get('cache_write'))}) · out "
+                f"{count(tokens.get('output'))}",
+            ))  # fmt: skip
+        return Content("\n").join(lines)
+
+    def _fingerprints(self) -> Content:
+        prints = self.turn.fingerprints
+        if not prints:
+            return Content.styled("no fingerprints yet (computed when the transcript is analysed)", MUTED)
+        labels = {"senpi_sha256": "senpi sha256", "senpi_sha256_verbatim": "sha256 verbatim",
+                  "stable_xxh3": "stable xxh3"}  # fmt: skip
+        lines = [
+            Content.assemble((cell(labels.get(name, display(name, 30)), 16), "bold"), (display(value, 100), MUTED))
+            for name, value in prints.items()
+        ]
+        return Content("\n").join(lines)
+
+    def _diff_title(self) -> Content:
+        commit = self.turn.commit
+        if commit is None:
+            return Content("Commit")
+        parts: list[tuple[str, str] | str] = [
+            "Commit: ",
+            (display(commit.outcome, 20), "$error bold" if commit.outcome == "rewritten" else ""),
+        ]
+        extras = [
+            x for x in (commit.klass, f"source {commit.source}", commit.variant and f"rule {commit.variant}") if x
+        ]
+        if extras:
+            parts.append(" · " + display(" · ".join(str(x) for x in extras), 80))
+        return Content.assemble(*parts)
+
+    def _diff(self) -> Content:
+        commit = self.turn.commit
+        if commit is None:
+            return Content.styled("no commit outcome yet (capture and commit are compared when recorded)", MUTED)
+        if not commit.diff:
+            note = "no field-level difference known" if commit.outcome == "rewritten" else "capture = commit"
+            return Content.styled(note, MUTED)
+        lines = [Content.styled(cell("path", 34) + cell("change", 20) + cell("vol", 4) + "capture → commit", "bold")]
+        for change in commit.diff[:DIFF_ROWS]:
+            style = "$warning" if change.volatile else "$error"
+            lines.append(Content.assemble(
+                (cell(display(change.path, 200), 34), style),
+                cell(display(change.change, 40), 20),
+                cell("yes" if change.volatile else "no", 4),
+                (display(_short(change.capture), 60), MUTED), " → ", display(_short(change.commit), 60),
+            ))  # fmt: skip
+        if len(commit.diff) > DIFF_ROWS:
+            lines.append(Content.styled(f"… {len(commit.diff) - DIFF_ROWS} more (highlighted below)", MUTED))
+        return Content("\n").join(lines)
+
+    # ------------------------------------------------------------------ actions
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_maximize(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if focused is not None:
+            self.maximize(focused)
+
+
+def _decision_line(label: str, kind: str, reason: str, n: int | None, note: str = "",
+                   verdict: tuple[str, str] = ("", "")) -> Content:  # fmt: skip
+    return Content.assemble(
+        (cell(label, 11), "bold"),
+        (cell(display(kind, 20), 10), kind_style(kind)),
+        display(reason, 80),
+        (f"  n={n}" if n is not None else "", MUTED),
+        (f"  {note}" if note else "", MUTED),
+        ("  " if verdict[0] else "", ""),
+        verdict,
+    )
+
+
+def _bar(total: int | None, parts: list[tuple[int | None, str]], width: int = 40) -> Content:
+    if not total:
+        return Content("")
+    cells: list[tuple[str, str]] = []
+    used = 0
+    for value, style in parts:
+        if not value:
+            continue
+        n = max(1, round(value / total * width))
+        n = min(n, width - used)
+        cells.append(("█" * n, style))
+        used += n
+    cells.append(("·" * (width - used), MUTED))
+    return Content.assemble(*cells)
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return "∅"
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = str(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _present(value: Any, path: str = "") -> set[str]:
+    """Every jq path present in `value` (used to say which changed paths are missing on a side)."""
+    from tui.widgets.json_view import child_path
+
+    out = {path}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out |= _present(v, child_path(path, str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out |= _present(v, child_path(path, i))
+    return out

@@ -1,0 +1,454 @@
+"""What the screen shows, copied out of the engine's state by the ingest worker.
+
+The worker builds a `Snapshot` under `engine.lock` and posts it; the UI thread only ever reads snapshots,
+so it never waits on the lock while a big backfill is being parsed, and a pane never sees half-applied
+state. Copies are cheap by construction: scalars, small per-session summaries, the problems deque (bounded
+by core) and a list of *references* to the rows (no message bodies; core keeps none).
+
+Rows are turns (one per assistant message) in time order across sessions. When no transcript was found at
+all (a bare `logs/` directory), the continuity log lines themselves become the rows, so a logs-only user
+still gets a table. This module imports no Textual: it is plain data and runs in a thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from core.analysis.stats import Peak, Streak
+from core.model import RESEND_KINDS, ContinuityLine, Problem, Turn
+
+if TYPE_CHECKING:
+    from core.engine import Engine
+    from core.state import SessionState, State
+
+Row = Turn | ContinuityLine
+"""One line of the turn table: a transcript turn, or a log line in logs-only mode."""
+
+
+# ---------------------------------------------------------------------------------------------- row access
+def row_ms(row: Row) -> int | None:
+    """When the call happened: the assistant's call start, else its diagnostic, else the log line."""
+    if isinstance(row, Turn):
+        if row.ts_ms is not None:
+            return row.ts_ms
+        return row.logged.ts_ms if row.logged is not None else None
+    return row.ts_ms
+
+
+def row_kind(row: Row) -> str | None:
+    return row.kind
+
+
+def row_reason(row: Row) -> str | None:
+    if isinstance(row, Turn):
+        if row.logged is not None:
+            return row.logged.reason
+        return row.recomputed.reason if row.recomputed is not None else None
+    return row.reason
+
+
+def row_count(row: Row) -> int | None:
+    if isinstance(row, Turn):
+        if row.logged is not None:
+            return row.logged.count
+        return row.recomputed.count if row.recomputed is not None else None
+    return row.count
+
+
+def row_session(row: Row) -> str | None:
+    return row.session if isinstance(row, Turn) else (row.matched_session or row.session_id)
+
+
+def payload_bytes(turn: Turn) -> int | None:
+    """Bytes this call sent: the reconstructed prompt when analysis produced it, else what senpi logged
+    (flatten and bootstrap diagnostics carry `payloadBytes`; deltas do not)."""
+    if turn.payload_bytes is not None:
+        return turn.payload_bytes
+    return turn.logged.payload_bytes if turn.logged is not None else None
+
+
+def prompt_tokens(turn: Turn) -> int | None:
+    """Tokens the provider billed as prompt: input + cache read + cache write."""
+    if not turn.tokens:
+        return None
+    total = sum(turn.tokens.get(k, 0) for k in ("input", "cache_read", "cache_write"))
+    return total or None
+
+
+def directive_copies(turn: Turn) -> int | None:
+    if not turn.directives:
+        return None
+    return sum(int(v.get("copies", 0)) for v in turn.directives.values())
+
+
+def directive_bytes(turn: Turn) -> int | None:
+    if not turn.directives:
+        return None
+    return sum(int(v.get("bytes", 0)) for v in turn.directives.values())
+
+
+def is_rewritten(row: Row) -> bool:
+    return isinstance(row, Turn) and row.rewritten
+
+
+def is_avoidable(row: Row) -> bool:
+    return isinstance(row, Turn) and bool(row.avoidable)
+
+
+def is_disagreement(row: Row) -> bool:
+    return isinstance(row, Turn) and row.agreement is False
+
+
+# ---------------------------------------------------------------------------------------------- summaries
+@dataclass(slots=True)
+class TagTotals:
+    """One directive tag summed over a set of turns."""
+
+    copies: int = 0
+    bytes: int = 0
+    turns: int = 0
+    injections: int | None = None
+    saved_bytes: int | None = None
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    """What the sessions pane shows for one transcript; recomputed only when the session grew."""
+
+    key: str
+    session_id: str
+    cwd: str | None
+    turns: int = 0
+    by_kind: Counter[str] = field(default_factory=Counter)
+    rewritten: int = 0
+    avoidable: int = 0
+    disagreements: int = 0
+    payload_total: int = 0
+    first_ms: int | None = None
+    last_ms: int | None = None
+    tags: dict[str, TagTotals] = field(default_factory=dict)
+    dedupe_saved: int | None = None
+
+    @property
+    def resend_share(self) -> float | None:
+        """Share of this session's calls that re-sent history (fork + flatten) among calls with a kind."""
+        decided = sum(self.by_kind.values())
+        if not decided:
+            return None
+        return sum(self.by_kind[k] for k in RESEND_KINDS) / decided
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The status line: how much was read, how fast, and whether anything is there at all."""
+
+    files: int
+    bytes: int
+    lines: int
+    lines_per_s: float | None
+    problems_total: int
+    pending_bytes: int
+    roots: tuple[str, ...]
+    waiting: bool  # no file found yet under an existing directory
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """The log-derived counters of the rates pane."""
+
+    events: int
+    kinds: dict[str, int]
+    per_minute: dict[str, float]
+    resend_share: float | None
+    run: Streak | None
+    peak: Peak | None
+    window_end_ms: int
+    closes: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the screen shows, as of one engine version."""
+
+    version: int
+    wall_ms: int
+    status: Status
+    rates: Rates
+    sessions: tuple[SessionSummary, ...]
+    rows: list[Row]
+    rows_generation: int  # bumps when rows were rebuilt or reordered (not on plain appends)
+    logs_only: bool
+    problems: tuple[Problem, ...]  # newest first
+
+    @staticmethod
+    def empty(wall_ms: int = 0) -> Snapshot:
+        """The first frame, before the worker reported anything."""
+        return Snapshot(
+            version=-1,
+            wall_ms=wall_ms,
+            status=Status(0, 0, 0, None, 0, 0, (), False),
+            rates=Rates(0, {}, {}, None, None, None, wall_ms, {}),
+            sessions=(),
+            rows=[],
+            rows_generation=0,
+            logs_only=False,
+            problems=(),
+        )
+
+
+# ---------------------------------------------------------------------------------------------- the builder
+class RowIndex:
+    """All rows in time order, maintained incrementally (worker thread only).
+
+    New rows are appended; when they are older than the newest row (a backfill reading one session after
+    another) the list is re-sorted, which timsort does in O(n) for two sorted runs, and the generation bumps
+    so the UI re-filters. A session that shrank or vanished (truncated, replaced) forces a rebuild.
+    """
+
+    def __init__(self) -> None:
+        self._rows: list[tuple[int, int, Row]] = []
+        self._seen: dict[str, tuple[int, int]] = {}  # session key -> (id(session), turns taken)
+        self._log_seen = 0
+        self._logs_only = False
+        self._seq = 0
+        self._last_ms = 0
+        self.generation = 0
+
+    @property
+    def logs_only(self) -> bool:
+        return self._logs_only
+
+    def rows(self) -> list[Row]:
+        return [r[2] for r in self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def update(self, state: State) -> bool:
+        """Take what is new in `state`; True when the row list changed."""
+        logs_only = not state.sessions
+        if logs_only != self._logs_only or self._stale(state):
+            self._rebuild(state, logs_only)
+            return True
+        new: list[tuple[int, int, Row]] = []
+        if logs_only:
+            lines = state.log.continuity
+            for line in lines[self._log_seen :]:
+                new.append(self._keyed(line))
+            self._log_seen = len(lines)
+        else:
+            for key, session in state.sessions.items():
+                _ident, taken = self._seen.get(key, (id(session), 0))
+                for turn in session.turns[taken:]:
+                    new.append(self._keyed(turn))
+                self._seen[key] = (id(session), len(session.turns))
+        if not new:
+            return False
+        in_order = all(a[:2] <= b[:2] for a, b in itertools.pairwise(new))
+        if in_order and (not self._rows or new[0][:2] >= self._rows[-1][:2]):
+            self._rows.extend(new)
+        else:
+            self._rows.extend(new)
+            self._rows.sort(key=_sort_key)
+            self.generation += 1
+        return True
+
+    def _stale(self, state: State) -> bool:
+        if self._logs_only:
+            return len(state.log.continuity) < self._log_seen
+        if set(self._seen) - set(state.sessions):
+            return True
+        for key, (ident, taken) in self._seen.items():
+            session = state.sessions[key]
+            if id(session) != ident or len(session.turns) < taken:
+                return True
+        return False
+
+    def _rebuild(self, state: State, logs_only: bool) -> None:
+        self._rows = []
+        self._seen = {}
+        self._log_seen = 0
+        self._logs_only = logs_only
+        self._seq = 0
+        self._last_ms = 0
+        self.generation += 1
+        self.update(state)
+
+    def _keyed(self, row: Row) -> tuple[int, int, Row]:
+        ms = row_ms(row)
+        if ms is None:
+            ms = self._last_ms  # undated rows stay where they were read
+        else:
+            self._last_ms = max(self._last_ms, ms)
+        self._seq += 1
+        return (ms, self._seq, row)
+
+
+def _sort_key(item: tuple[int, int, Row]) -> tuple[int, int]:
+    return (item[0], item[1])
+
+
+def summarize(session: SessionState) -> SessionSummary:
+    """Recount one session from its turns (called only when the session has new entries)."""
+    out = SessionSummary(session.key, session.session_id, session.cwd)
+    for turn in session.turns:
+        out.turns += 1
+        kind = turn.kind
+        if kind is not None:
+            out.by_kind[kind] += 1
+        if turn.rewritten:
+            out.rewritten += 1
+        if turn.avoidable:
+            out.avoidable += 1
+        if turn.agreement is False:
+            out.disagreements += 1
+        size = payload_bytes(turn)
+        if size is not None:
+            out.payload_total += size
+        ms = row_ms(turn)
+        if ms is not None:
+            out.first_ms = ms if out.first_ms is None else min(out.first_ms, ms)
+            out.last_ms = ms if out.last_ms is None else max(out.last_ms, ms)
+        if turn.directives:
+            for tag, values in turn.directives.items():
+                totals = out.tags.get(tag)
+                if totals is None:
+                    totals = out.tags[tag] = TagTotals()
+                totals.copies += int(values.get("copies", 0))
+                totals.bytes += int(values.get("bytes", 0))
+                totals.turns += 1
+    _ledger(session, out)
+    return out
+
+
+def _ledger(session: SessionState, out: SessionSummary) -> None:
+    """Injections and dedupe savings come from the directive analysis when it is registered."""
+    ledger = session.analyzers.get("directives")
+    if ledger is None:
+        return
+    injections = getattr(ledger, "injections", None)
+    if isinstance(injections, dict):
+        for tag, n in injections.items():
+            if isinstance(n, int):
+                out.tags.setdefault(str(tag), TagTotals()).injections = n
+
+
+SMALL_SESSION = 5_000
+"""Sessions with fewer turns are recounted on every change; bigger ones at a bounded rate."""
+
+
+@dataclass(slots=True)
+class _Cached:
+    mark: tuple[int, int]
+    version: int
+    at: float
+    summary: SessionSummary
+
+
+class SnapshotBuilder:
+    """Turns engine state into `Snapshot`s (worker thread only; call `build` with the engine lock held)."""
+
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.time) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.rows = RowIndex()
+        self._summaries: dict[str, _Cached] = {}
+        self._rate_samples: list[tuple[float, int]] = []
+
+    def build(self) -> Snapshot:
+        engine = self.engine
+        state = engine.state
+        now = self.clock()
+        wall_ms = int(now * 1000)
+        self.rows.update(state)
+        stats = state.log.stats
+        window_end = stats.window_end(wall_ms)
+        rates = Rates(
+            events=stats.events,
+            kinds=stats.kinds(),
+            per_minute=stats.rates_per_minute(window_end),
+            resend_share=stats.resend_share(),
+            run=replace(stats.run) if stats.run is not None else None,
+            peak=replace(stats.peak) if stats.peak is not None else None,
+            window_end_ms=window_end,
+            closes=dict(stats.closes),
+        )
+        sessions = tuple(self._session_summaries(state, now))
+        files = self._files()
+        status = Status(
+            files=files,
+            bytes=engine.total_bytes,
+            lines=engine.total_lines,
+            lines_per_s=self._lines_per_s(now, engine.total_lines),
+            problems_total=state.problems_total,
+            pending_bytes=self._pending(),
+            roots=tuple(str(r) for r in engine.roots),
+            waiting=files == 0,
+        )
+        return Snapshot(
+            version=state.version,
+            wall_ms=wall_ms,
+            status=status,
+            rates=rates,
+            sessions=sessions,
+            rows=self.rows.rows(),
+            rows_generation=self.rows.generation,
+            logs_only=self.rows.logs_only,
+            problems=tuple(reversed(state.problems)),
+        )
+
+    def _session_summaries(self, state: State, now: float) -> list[SessionSummary]:
+        """Per-session summaries, recounted only when needed.
+
+        A recount walks every turn of the session, so it is throttled for big sessions: at most once a second
+        while the session grows, and every few seconds otherwise when anything moved (analyses such as the
+        commit outcome of an event recording may update old turns without adding entries).
+        """
+        out: list[SessionSummary] = []
+        for key, session in state.sessions.items():
+            mark = (session.entries, len(session.turns))
+            cached = self._summaries.get(key)
+            due = cached is None
+            if cached is not None:
+                age = now - cached.at
+                grew = cached.mark != mark
+                small = len(session.turns) < SMALL_SESSION
+                due = (grew and (small or age >= 1.0)) or (cached.version != state.version and age >= 5.0)
+            if due or cached is None:
+                cached = _Cached(mark, state.version, now, summarize(session))
+                self._summaries[key] = cached
+            out.append(cached.summary)
+        for key in set(self._summaries) - set(state.sessions):
+            del self._summaries[key]
+        return out
+
+    def _files(self) -> int:
+        sources = getattr(self.engine, "sources", None)
+        files = getattr(sources, "files", None)
+        if isinstance(files, list):
+            return sum(1 for f in files if getattr(f, "exists", True))
+        return len(self.engine.stats)
+
+    def _pending(self) -> int:
+        sources = getattr(self.engine, "sources", None)
+        pending = getattr(sources, "pending_bytes", None)
+        if callable(pending):
+            value = pending()
+            return value if isinstance(value, int) else 0
+        return 0
+
+    def _lines_per_s(self, now: float, lines: int) -> float | None:
+        """Lines per second over the last ~5 s of samples (None until two distinct instants exist)."""
+        samples = self._rate_samples
+        samples.append((now, lines))
+        while len(samples) > 2 and now - samples[0][0] > 5.0:
+            samples.pop(0)
+        first_t, first_n = samples[0]
+        if now - first_t <= 0:
+            return None
+        return max(0.0, (lines - first_n) / (now - first_t))

@@ -1,0 +1,1 @@
+"""One pane per module: each widget of the dashboard."""

@@ -1,0 +1,110 @@
+"""The payload graph: one bar per turn, bytes (or prompt tokens) sent by each provider call.
+
+Flatten and fork re-send the history, so their bars tower over the deltas; each bar is coloured by its
+kind, so a run of red flatten spikes reads at a glance. The bars follow the turn table: they show the
+turns around the table's cursor, and the selected turn is marked with `▲` on the axis and a highlighted
+column. Bars use eighth blocks, so a 6-row pane has 48 levels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.fmt import KIND_STYLES, MUTED, kind_style, short_bytes
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+AXIS_WIDTH = 6
+
+
+@dataclass(frozen=True, slots=True)
+class GraphData:
+    """The window of turns to draw; `selected` indexes into `values`."""
+
+    values: tuple[int | None, ...] = ()
+    kinds: tuple[str | None, ...] = ()
+    selected: int | None = None
+    metric: str = "bytes"  # bytes | tokens
+
+
+class PayloadGraph(Static):
+    """Per-turn payload bars, coloured by kind, with the selected turn marked."""
+
+    DEFAULT_CSS = """
+    PayloadGraph { width: 2fr; height: 100%; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data = GraphData()
+        self.border_title = "Payload per turn"
+        self.border_subtitle = legend()
+
+    @property
+    def capacity(self) -> int:
+        """How many turns fit side by side (one column each)."""
+        return max(1, self.content_region.width - AXIS_WIDTH)
+
+    def show(self, data: GraphData) -> None:
+        if data != self.data:
+            self.data = data
+            self.border_title = "Payload bytes per turn" if data.metric == "bytes" else "Prompt tokens per turn"
+            self.refresh()
+
+    def render(self) -> Content:
+        data = self.data
+        width = max(AXIS_WIDTH + 1, self.content_region.width)
+        height = max(2, self.content_region.height)
+        rows = height - 1
+        known = [v for v in data.values if v is not None]
+        if not known:
+            hint = (
+                "no payload sizes yet — they come from transcripts (flatten/bootstrap diagnostics, "
+                "reconstructed prompts) or token usage; press b to switch bytes/tokens"
+            )
+            return Content.styled(hint, f"{MUTED} italic")
+        top = max(known) or 1
+        room = width - AXIS_WIDTH
+        columns = min(len(data.values), room)
+        values = data.values[-columns:]
+        kinds = data.kinds[-columns:]
+        offset = len(data.values) - columns
+        selected = None if data.selected is None else data.selected - offset
+        # few turns: widen each bar (with a one-cell gap) so the graph still fills the pane
+        bar = max(1, min(4, room // max(1, columns)))
+        fill_w, gap = (bar - 1, 1) if bar >= 3 else (bar, 0)
+        levels = [None if v is None else max(1, round(v / top * rows * 8)) if v else 0 for v in values]
+        lines: list[Content] = []
+        for r in range(rows):
+            floor = (rows - 1 - r) * 8
+            label = short_bytes(top) if r == 0 else ("" if r < rows - 1 else "0")
+            parts: list[tuple[str, str] | str] = [(f"{label:>{AXIS_WIDTH - 1}}│", MUTED)]
+            for i, level in enumerate(levels):
+                style = kind_style(kinds[i])
+                if i == selected:
+                    style += " on $accent 30%"
+                if level is None:
+                    glyph = "·" if r == rows - 1 else " "
+                    parts.append((glyph * fill_w, MUTED if i != selected else style))
+                else:
+                    parts.append((BLOCKS[max(0, min(8, level - floor))] * fill_w, style))
+                if gap:
+                    parts.append(" " * gap)
+            lines.append(Content.assemble(*parts))
+        marker = [" " * bar] * len(levels)
+        if selected is not None and 0 <= selected < len(levels):
+            marker[selected] = ("▲" * fill_w).ljust(bar)
+        lines.append(Content.assemble((" " * (AXIS_WIDTH - 1) + "└", MUTED), ("".join(marker), "$accent bold")))
+        return Content("\n").join(lines)
+
+
+def legend() -> Content:
+    """'█ delta █ fork █ flatten █ bootstrap ▲ selected' in the theme's kind colours."""
+    parts: list[tuple[str, str] | str] = []
+    for kind in ("delta", "fork", "flatten", "bootstrap"):
+        parts += [("█", KIND_STYLES[kind]), f" {kind} "]
+    parts.append(("▲", "$accent bold"))
+    parts.append(" selected")
+    return Content.assemble(*parts)

@@ -1,0 +1,65 @@
+"""The problems list: every bad line or file event, newest first, with file:line, byte offset and reason.
+
+Paths are shown relative to the directory the user pointed at (``logs/session.log``,
+``sessions/--home-dev--/….jsonl``), which is how they would quote them in a bug report.
+"""
+
+from __future__ import annotations
+
+import os
+
+from textual.content import Content
+
+from core.model import Problem
+from core.sanitize import display
+from tui.fmt import MUTED, cell, clock_time
+from tui.widgets.rowlist import RowList
+
+
+def relative(path: str, roots: tuple[str, ...]) -> str:
+    """`path` relative to the parent of the root that holds it (so the `logs/` or `sessions/` stays)."""
+    for root in roots:
+        base = os.path.dirname(root.rstrip(os.sep)) if os.path.isdir(root) else os.path.dirname(root)
+        if base and path.startswith(base + os.sep):
+            return path[len(base) + 1 :]
+    return path
+
+
+class ProblemList(RowList):
+    """Problems newest first (the snapshot already reverses core's deque)."""
+
+    DEFAULT_CSS = """
+    ProblemList { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(empty_text="no problems: every line read so far was understood", id=id)
+        self.problems: tuple[Problem, ...] = ()
+        self.roots: tuple[str, ...] = ()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.problems)
+
+    def set_problems(self, problems: tuple[Problem, ...], roots: tuple[str, ...]) -> None:
+        if problems == self.problems and roots == self.roots:
+            return
+        self.problems, self.roots = problems, roots
+        self.rows_changed()
+
+    def render_row(self, index: int, width: int) -> Content:
+        problem = self.problems[index]
+        where = display(relative(problem.path, self.roots), 300)
+        if problem.line is not None:
+            where += f":{problem.line}"
+        offset = "" if problem.offset is None else f"@{problem.offset:,}"
+        where_w = max(16, min(60, width // 2 - 12))
+        return Content.assemble(
+            (clock_time(problem.ts_ms), MUTED),
+            " ",
+            ("".join(cell(where, where_w)), "$accent"),
+            " ",
+            (cell(offset, 12, right=True), MUTED),
+            "  ",
+            (display(problem.error, 500), "$error"),
+        )

@@ -1,0 +1,83 @@
+"""The sessions pane: all sessions, or one, each with its turns, resend share and rewritten count.
+
+The first row is "all sessions". Enter on a row limits the turn table, the graph and the directive pane to
+that session; the rates pane keeps describing the logs, which carry no session id.
+Most recently active sessions come first, because that is the one a user beside a live agent wants.
+"""
+
+from __future__ import annotations
+
+import os
+
+from textual.content import Content
+
+from core.sanitize import display
+from tui.fmt import MUTED, cell, count, pct, share_style, short_id
+from tui.view import SessionSummary
+from tui.widgets.rowlist import RowList
+
+
+class SessionList(RowList):
+    """Row 0 is all sessions; the others are `SessionSummary`s, newest activity first."""
+
+    DEFAULT_CSS = """
+    SessionList { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(empty_text="no sessions yet", id=id)
+        self.sessions: list[SessionSummary] = []
+        self.active_key: str | None = None  # the session the table is limited to (None = all)
+
+    @property
+    def row_count(self) -> int:
+        return 1 + len(self.sessions)
+
+    def session_at(self, index: int) -> SessionSummary | None:
+        """None for the "all sessions" row."""
+        return self.sessions[index - 1] if 1 <= index <= len(self.sessions) else None
+
+    def set_sessions(self, sessions: tuple[SessionSummary, ...]) -> None:
+        current = self.session_at(self.cursor)
+        current_key = current.key if current is not None else None
+        ordered = sorted(sessions, key=lambda s: -(s.last_ms or 0))
+        if len(ordered) == len(self.sessions) and all(a is b for a, b in zip(ordered, self.sessions, strict=True)):
+            return  # the builder reuses a summary object until its session changes
+        self.sessions = ordered
+        self.rows_changed()
+        if current_key is not None:
+            for i, summary in enumerate(self.sessions, start=1):
+                if summary.key == current_key:
+                    self.move_to(i)
+                    break
+
+    def set_active(self, key: str | None) -> None:
+        self.active_key = key
+        self.invalidate()
+
+    def render_row(self, index: int, width: int) -> Content:
+        summary = self.session_at(index)
+        if summary is None:
+            turns = sum(s.turns for s in self.sessions)
+            resends = sum(sum(s.by_kind[k] for k in ("fork", "flatten")) for s in self.sessions)
+            decided = sum(sum(s.by_kind.values()) for s in self.sessions)
+            share = resends / decided if decided else None
+            mark = "●" if self.active_key is None else " "
+            name = cell("all sessions", max(4, width - 22))
+            return Content.assemble(
+                (mark, "$accent bold"), " ", (name, "bold"), cell(count(turns), 7, right=True),
+                (cell(pct(share, 0), 6, right=True), share_style(share)), "    ",
+            )  # fmt: skip
+        mark = "●" if summary.key == self.active_key else " "
+        where = os.path.basename((summary.cwd or "").rstrip("/")) if summary.cwd else ""
+        label = short_id(summary.session_id) + (" " + display(where, 40) if where else "")
+        name = cell(label, max(4, width - 22))
+        rewritten = f"R{summary.rewritten}" if summary.rewritten else ""
+        return Content.assemble(
+            (mark, "$accent bold"),
+            " ",
+            name,
+            cell(count(summary.turns), 7, right=True),
+            (cell(pct(summary.resend_share, 0), 6, right=True), share_style(summary.resend_share)),
+            (cell(rewritten, 4, right=True), "$error" if rewritten else MUTED),
+        )

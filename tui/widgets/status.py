@@ -1,0 +1,86 @@
+"""The status line: live or paused, files watched, bytes and lines read, lines/s, problems, the filter.
+
+It is the first thing to check when the screen looks wrong: "waiting for files" says the directory exists
+but holds nothing yet; a backfill shows how much is left to read; the problems count says bad lines were
+skipped (press p to see them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widgets import Static
+
+from core.sanitize import display
+from tui.fmt import MUTED, count, human_bytes
+from tui.view import Status
+
+
+@dataclass(frozen=True, slots=True)
+class StatusState:
+    """What the line shows besides the snapshot's numbers (owned by the app)."""
+
+    following: bool = True
+    live: bool = True
+    new_below: int = 0
+    rows: int = 0
+    shown: int = 0
+    filter_text: str = ""
+
+
+class StatusLine(Static):
+    """One line; every piece of data in it is inserted as plain text."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.status: Status | None = None
+        self.state = StatusState()
+
+    def show(self, status: Status | None = None, state: StatusState | None = None) -> None:
+        if status is not None:
+            self.status = status
+        if state is not None:
+            self.state = state
+        self.update(self.compose_line())
+
+    def compose_line(self) -> Content:
+        status, state = self.status, self.state
+        parts: list[Content | tuple[str, str] | str] = []
+        if not state.live:
+            parts.append(("■ SNAPSHOT", "$text-muted bold"))
+        elif state.following:
+            parts.append(("● LIVE", "$success bold"))
+        else:
+            parts.append(("⏸ PAUSED", "$warning bold"))
+            if state.new_below:
+                parts.append((f" +{count(state.new_below)} new", "$warning"))
+            parts.append((" (End follows)", MUTED))
+        if status is None:
+            parts.append(("  starting…", MUTED))
+            return Content.assemble(*parts)
+        if status.waiting:
+            where = ", ".join(display(r, 120) for r in status.roots) or "the given paths"
+            parts += ["  ", ("waiting for files in ", "$warning"), where]
+            return Content.assemble(*parts)
+        parts.append(f"  {count(status.files)} files · {human_bytes(status.bytes)} · {count(status.lines)} lines")
+        if status.lines_per_s is not None:
+            parts.append(f" · {count(round(status.lines_per_s))} lines/s")
+        if status.pending_bytes:
+            parts.append((f" · backfill {human_bytes(status.pending_bytes)} left", "$accent"))
+        problems = status.problems_total
+        parts.append(" · ")
+        noun = "problem" if problems == 1 else "problems"
+        parts.append((f"{count(problems)} {noun}", "$error bold" if problems else MUTED))
+        if problems:
+            parts.append((" (p)", MUTED))
+        if state.filter_text:
+            parts.append(f" · {count(state.shown)}/{count(state.rows)} turns · filter ")
+            parts.append((display(state.filter_text, 80), "$accent"))
+        else:
+            parts.append(f" · {count(state.rows)} turns")
+        return Content.assemble(*parts)

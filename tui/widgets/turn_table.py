@@ -1,0 +1,241 @@
+"""The turn table: one row per provider call, fast at 100 000 rows, filtered incrementally.
+
+Columns: time, session, index, kind, reason, count, payload bytes, directive copies and flags
+(`R` rewritten, `A` avoidable, `≠` logged and recomputed decisions disagree). Narrow terminals drop the
+least useful columns first; the reason column takes what is left.
+
+Filtering keeps a list of row indices; when a snapshot only appended rows, just the new tail is tested,
+so a live tail costs O(new rows) per repaint whatever the table's size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from core.model import Turn
+from core.sanitize import display
+from tui.filters import RowFilter
+from tui.fmt import MUTED, cell, clock_time, kind_style, short_bytes, short_id
+from tui.view import (
+    Row,
+    directive_copies,
+    is_avoidable,
+    is_disagreement,
+    is_rewritten,
+    payload_bytes,
+    row_count,
+    row_kind,
+    row_ms,
+    row_reason,
+    row_session,
+)
+from tui.widgets.rowlist import RowList
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    title: str
+    width: int
+    right: bool = False
+    min_total: int = 0  # the column is shown only when the table is at least this wide
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("time", "time UTC", 8),
+    Column("session", "session", 8, min_total=64),
+    Column("index", "#", 4, right=True, min_total=96),
+    Column("kind", "kind", 9),
+    Column("reason", "reason", 0),
+    Column("count", "n", 4, right=True),
+    Column("bytes", "bytes", 6, right=True),
+    Column("copies", "dir", 3, right=True, min_total=72),
+    Column("flags", "flg", 3),
+)
+REASON_MIN = 10
+
+
+def layout(width: int) -> list[Column]:
+    """The visible columns for a table `width` cells wide, reason sized to fill the rest."""
+    shown = [c for c in COLUMNS if width >= c.min_total]
+    fixed = sum(c.width for c in shown if c.key != "reason") + len(shown)  # one space before each
+    reason = max(REASON_MIN, width - fixed)
+    return [Column(c.key, c.title, reason, c.right) if c.key == "reason" else c for c in shown]
+
+
+def flags(row: Row) -> Content:
+    """`R`, `A` and `≠` in fixed positions so the column reads like a set of lamps."""
+    return Content.assemble(
+        ("R", "$error bold") if is_rewritten(row) else " ",
+        ("A", "$warning bold") if is_avoidable(row) else " ",
+        ("≠", "$accent bold") if is_disagreement(row) else " ",
+    )
+
+
+def render_cells(row: Row, columns: list[Column]) -> Content:
+    """One table row as styled Content (all text from data is sanitized and inserted as plain text)."""
+    parts: list[Content | tuple[str, str] | str] = []
+    kind = row_kind(row)
+    for column in columns:
+        parts.append(" ")
+        key, width = column.key, column.width
+        if key == "time":
+            parts.append((cell(clock_time(row_ms(row)), width), MUTED))
+        elif key == "session":
+            session = row_session(row)
+            parts.append(cell(short_id(session) if session else "log", width))
+        elif key == "index":
+            text = str(row.index) if isinstance(row, Turn) else ""
+            parts.append((cell(text, width, right=True), MUTED))
+        elif key == "kind":
+            parts.append((cell(kind or "?", width), kind_style(kind)))
+        elif key == "reason":
+            parts.append(cell(display(row_reason(row) or "—", 300), width))
+        elif key == "count":
+            n = row_count(row)
+            parts.append(cell("" if n is None else str(n), width, right=True))
+        elif key == "bytes":
+            size = payload_bytes(row) if isinstance(row, Turn) else None
+            parts.append(cell("" if size is None else short_bytes(size), width, right=True))
+        elif key == "copies":
+            copies = directive_copies(row) if isinstance(row, Turn) else None
+            parts.append((cell("" if not copies else str(copies), width, right=True), "$secondary"))
+        elif key == "flags":
+            parts.append(flags(row))
+    return Content.assemble(*parts)
+
+
+def header(columns: list[Column]) -> Content:
+    return Content.assemble(*[(" " + cell(c.title, c.width, right=c.right)) for c in columns]).stylize("bold")
+
+
+class TurnTable(RowList):
+    """The rows of the current snapshot, through the current filter."""
+
+    DEFAULT_CSS = """
+    TurnTable { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(empty_text="no turns yet — waiting for transcripts or session.log lines", id=id)
+        self.rows: list[Row] = []
+        self.view: list[int] | None = None  # indices into rows when a filter is active
+        self.filter = RowFilter()
+        self.generation = -1
+        self._columns: list[Column] = layout(80)
+
+    # ------------------------------------------------------------------ data
+    @property
+    def row_count(self) -> int:
+        return len(self.view) if self.view is not None else len(self.rows)
+
+    def row_at(self, index: int) -> Row | None:
+        if not 0 <= index < self.row_count:
+            return None
+        return self.rows[self.view[index]] if self.view is not None else self.rows[index]
+
+    @property
+    def current(self) -> Row | None:
+        return self.row_at(self.cursor)
+
+    def set_rows(self, rows: list[Row], generation: int, *, follow: bool) -> None:
+        """Take a snapshot's rows; keep the cursor on the same row unless following the tail."""
+        anchor = None if follow else self.current
+        old_len = len(self.rows)
+        reordered = generation != self.generation or len(rows) < old_len
+        self.rows = rows
+        self.generation = generation
+        if self.filter.active:
+            if reordered or self.view is None:
+                self.view = [i for i, row in enumerate(rows) if self.filter.matches(row)]
+            else:
+                self.view.extend(i for i in range(old_len, len(rows)) if self.filter.matches(rows[i]))
+        else:
+            self.view = None
+        self._place_cursor(anchor, follow=follow, searched=reordered)
+
+    def set_filter(self, row_filter: RowFilter, *, follow: bool) -> None:
+        anchor = None if follow else self.current
+        self.filter = row_filter
+        if row_filter.active:
+            self.view = [i for i, row in enumerate(self.rows) if row_filter.matches(row)]
+        else:
+            self.view = None
+        self._place_cursor(anchor, follow=follow, searched=True)
+
+    def _place_cursor(self, anchor: Row | None, *, follow: bool, searched: bool) -> None:
+        self.rows_changed()
+        if follow or anchor is None:
+            if follow and self.row_count:
+                self.move_to(self.row_count - 1)
+            return
+        if searched or self.current is not anchor:
+            index = self.index_of(anchor)
+            if index is not None:
+                self.move_to(index)
+
+    def index_of(self, row: Row) -> int | None:
+        """Where `row` is in the current view (identity, not equality: turns are dataclasses)."""
+        count = self.row_count
+        start = min(self.cursor, count - 1)
+        for delta in range(count):  # search outward from the cursor: the row rarely moves far
+            for index in (start + delta, start - delta - 1):
+                if 0 <= index < count and self.row_at(index) is row:
+                    return index
+            if start + delta >= count and start - delta - 1 < 0:
+                break
+        return None
+
+    def find(self, predicate: object, *, forward: bool) -> int | None:
+        """Index of the next (or previous) row after the cursor for which `predicate(row)` is true."""
+        assert callable(predicate)
+        step = 1 if forward else -1
+        index = self.cursor + step
+        while 0 <= index < self.row_count:
+            if predicate(self.row_at(index)):
+                return index
+            index += step
+        return None
+
+    # ------------------------------------------------------------------ rendering
+    def on_resize(self, event: events.Resize) -> None:
+        self._columns = layout(self.scrollable_content_region.width)
+        super().on_resize(event)
+        parent = self.parent
+        if isinstance(parent, TurnPane):
+            parent.update_header(self._columns)
+
+    def render_row(self, index: int, width: int) -> Content:
+        row = self.row_at(index)
+        if row is None:
+            return Content("")
+        return render_cells(row, self._columns)
+
+
+class TurnHeader(Static):
+    """The column titles, kept outside the scrolling area so they never scroll away."""
+
+    DEFAULT_CSS = """
+    TurnHeader { height: 1; background: $panel; color: $text; }
+    """
+
+
+class TurnPane(Vertical):
+    """Header + table, with the border title naming the filter and the row count."""
+
+    DEFAULT_CSS = """
+    TurnPane { height: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield TurnHeader(header(layout(80)), id="turn-header")
+        yield TurnTable(id="turns")
+
+    def update_header(self, columns: list[Column]) -> None:
+        self.query_one(TurnHeader).update(header(columns))
