@@ -1,0 +1,470 @@
+"""The senpi simulator (core.demo.simulate), its bundled demo data and the live demo writer.
+
+The simulator is the ground truth other tests compare the analysis against, so these tests check it against
+senpi's own vectors and check that the data it wrote is self-consistent when read back the way a parser would:
+from the files, not from the simulator's internals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.demo import simulate as sim
+from core.demo.writer import DemoWriter, infer_ops
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "core" / "demo" / "data"
+VECTORS = ROOT.parent / "shared" / "fixtures" / "senpi-digest-vectors.json"
+SPAN = re.compile(r"<ultrawork-mode>[\s\S]*?</ultrawork-mode>")
+
+
+# -- helpers: read the bundle back like a parser would ---------------------------------------------------------
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    """Every line that is valid UTF-8 JSON; the deliberately bad ones are skipped."""
+    out = []
+    for raw in path.read_bytes().split(b"\n"):
+        try:
+            out.append(json.loads(raw.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError):
+            continue
+    return out
+
+
+def _log_lines() -> list[dict[str, Any]]:
+    return _json_lines(DATA / "logs" / "session.log.1") + _json_lines(DATA / "logs" / "session.log")
+
+
+def _manifest() -> dict[str, Any]:
+    return json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _build_for(provider: str) -> sim.Build:
+    return sim.OLD_BUILD if provider == "claude-sdk-oauth" else sim.NEW_BUILD
+
+
+def _tools_for(build: sim.Build) -> frozenset[str]:
+    return sim.OLD_TOOLS if build is sim.OLD_BUILD else sim.NEW_TOOLS
+
+
+def _contexts(entries: list[dict[str, Any]], build: sim.Build) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """(assistant message, provider context before it) for every assistant, rebuilt from transcript entries:
+    custom_message → user text, environment-context folded into the next user (new builds), failed assistants
+    dropped (new builds)."""
+    context: list[dict[str, Any]] = []
+    env: str | None = None
+    out = []
+    for entry in entries:
+        if entry.get("type") == "custom_message":
+            if entry["customType"] == "environment-context" and build.env_context:
+                env = entry["content"]
+            else:
+                context.append({"role": "user", "content": [{"type": "text", "text": entry["content"]}]})
+        elif entry.get("type") == "message":
+            message = entry["message"]
+            if message["role"] == "user":
+                folded = [{"type": "text", "text": env}] if env is not None else []
+                env = None
+                context.append({"role": "user", "content": folded + message["content"]})
+            elif message["role"] == "assistant":
+                out.append((message, list(context)))
+                failed = message["stopReason"] in ("error", "aborted")
+                if not (failed and build.drop_failed_assistants):
+                    context.append(message)
+            else:
+                context.append(message)
+    return out
+
+
+def _transmitted(context: list[dict[str, Any]]) -> int:
+    return sum(1 for m in context if m["role"] in ("user", "toolResult"))
+
+
+def _diagnostic(message: dict[str, Any]) -> dict[str, Any]:
+    (diag,) = [d for d in message["diagnostics"] if d["type"] == "claude_sdk_oauth_session_continuity"]
+    return diag
+
+
+# -- digest and serializer against senpi's own vectors ----------------------------------------------------------
+
+
+@pytest.mark.skipif(not VECTORS.exists(), reason="shared/fixtures not beside the project")
+def test_digest_vectors_and_key_order() -> None:
+    vectors = json.loads(VECTORS.read_text(encoding="utf-8"))
+    for case in vectors["digests"]:
+        assert sim.canonical_json(case["input"]) == case["canonical"]
+        assert sim.digest(case["input"]) == case["sha256"]
+    assert sorted(vectors["keyOrder"]["keys"], key=sim.locale_key) == vectors["keyOrder"]["sorted"]
+
+
+def test_prefix_and_assistant_hash_vectors() -> None:
+    user = sim.sent_message_hash({"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 1})
+    tool = sim.sent_message_hash(
+        {
+            "role": "toolResult",
+            "toolCallId": "toolu_01",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "ok"}],
+        }
+    )
+    assert user == "605b2cd3bceaf2d08e7ba22785ed603b5cce260a16f3215a2b9751da809810e2"
+    assert sim.prefix_digest([user, tool]) == "4ad0220175c5862a54149567ed2412abe685c31ae8bb2ae95d9dc6b7b09e881e"
+    assert sim.prefix_digest([]) == "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+    timed = {
+        "type": "thinking",
+        "thinking": "t",
+        "thinkingSignature": "sig",
+        "startedAt": 1785819137555,
+        "endedAt": 1785819137555,
+    }
+    message = {
+        "role": "assistant",
+        "api": "claude-sdk-oauth",
+        "provider": "claude-sdk-oauth",
+        "model": "claude-opus-4-8",
+        "content": [timed, {"type": "text", "text": "hi", "index": 1}],
+    }
+    assert sim.assistant_content_hash(message, sim.HASH_VERBATIM).startswith("156486c3")
+    assert sim.assistant_content_hash(message, sim.HASH_TIMING_STRIPPED).startswith("ecc1cba1")
+    assert sim.assistant_content_hash(message, sim.HASH_PROJECTED).startswith("62b6a44e")
+    assert sim.assistant_content_hash({**message, "provider": "anthropic-subscription"}, sim.HASH_PROJECTED) == (
+        "4145e91c70544a588e20a5e1b1e42a5667fe659b45b06cf039fcd514c091e9d1"
+    )
+
+
+def test_js_number_matches_javascript() -> None:
+    cases = {
+        1e21: "1e+21",
+        1e-7: "1e-7",
+        1e-5: "0.00001",
+        1.5: "1.5",
+        2.0: "2",
+        -0.0: "0",
+        123456789.125: "123456789.125",
+    }
+    assert {k: sim.js_number(k) for k in cases} == cases
+
+
+def test_flatten_matches_the_reference_test() -> None:
+    context = [
+        {"role": "user", "content": [{"type": "text", "text": "Find it"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "call-1", "name": "repoSearch", "arguments": {"query": "needle"}}],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "call-1",
+            "toolName": "repoSearch",
+            "content": [{"type": "text", "text": "match"}],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "Explain the match"}]},
+    ]
+    blocks = sim.flatten_prompt_blocks(context, frozenset({"repoSearch"}), sim.OLD_BUILD)
+    assert [b["text"] for b in blocks][:5] == [
+        "<conversation_history>\n",
+        "USER:\n",
+        "Find it",
+        "\n\nASSISTANT:\n",
+        'Historical tool call (non-executable): mcp__custom-tools__repoSearch args={"query":"needle"}',
+    ]
+    assert sim.payload_bytes(blocks) == 449
+    single = sim.flatten_prompt_blocks(
+        [context[0] | {"content": [{"type": "text", "text": "Hello"}]}], frozenset(), sim.OLD_BUILD
+    )
+    assert sim.payload_bytes(single) == 198
+
+
+def test_dedupe_rules() -> None:
+    a, b = "<ultrawork-mode>A</ultrawork-mode>", "<ultrawork-mode>B</ultrawork-mode>"
+    blocks = [{"type": "text", "text": t} for t in (a, a, b, a, sim.HISTORY_CLOSE, a)]
+    old, collapsed_old = sim.dedupe_ultrawork(blocks, sim.OLD_BUILD)
+    assert collapsed_old == 4 and [x["text"] for x in old][-1] == a
+    assert [x["text"] for x in old][:4] == [sim.PLACEHOLDER_OLD] * 4
+    new, collapsed_new = sim.dedupe_ultrawork(blocks, sim.NEW_BUILD)
+    assert collapsed_new == 1  # A,A,B,A -> A,P,B,A; the final message is out of scope
+    assert [x["text"] for x in new][:4] == [a, sim.PLACEHOLDER_NEW, b, a]
+    assert blocks[1]["text"] == a  # the input is never mutated
+    assert len(sim.ULTRAWORK_SPAN.encode()) == sim.ULTRAWORK_SPAN_BYTES == 24_871
+
+
+def test_decision_fork_chain_grows_from_a_fixed_boundary() -> None:
+    counter = iter(range(1000))
+    state = sim.Continuity(sim.OLD_BUILD, lambda: f"sdk-{next(counter)}")
+    fp = sim.Fingerprint("a", "m", "s", "t")
+    hashes = ["h1"]
+    for n, expected in ((1, "bootstrap"), (2, "delta"), (3, "delta")):
+        hashes = [f"h{i}" for i in range(1, n + 1)]
+        start = state.begin_call(hashes, fp, n, has_assistant=n > 1)
+        assert start.observation.kind == expected
+        state.finish_call(hashes, f"uuid-{n}", n)
+    state.commit_rewritten(True)
+    counts = []
+    for n in (4, 5, 6):
+        hashes = [f"h{i}" for i in range(1, n + 1)]
+        start = state.begin_call(hashes, fp, n, has_assistant=True)
+        assert (start.observation.kind, start.observation.reason, start.decision.start) == (
+            "fork",
+            "assistant_rewritten",
+            2,
+        )
+        counts.append(start.observation.count)
+        state.finish_call(hashes, f"uuid-{n}", n)
+        state.commit_rewritten(True)
+    assert counts == [2, 3, 4]
+
+
+# -- the generator ------------------------------------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_same_seed_same_bytes(tmp_path: Path) -> None:
+    sim.generate(tmp_path / "a", "demo", seed=7)
+    sim.generate(tmp_path / "b", "demo", seed=7)
+    sim.generate(tmp_path / "c", "demo", seed=8)
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert _tree(tmp_path / "a") != _tree(tmp_path / "c")
+
+
+def test_bundled_demo_is_the_generator_output(tmp_path: Path) -> None:
+    """core/demo/data is regenerated, never edited: `python -m core.demo.simulate --out core/demo/data`."""
+    sim.generate(tmp_path / "demo", "demo")
+    assert _tree(tmp_path / "demo") == _tree(DATA)
+
+
+def test_generate_refuses_a_foreign_dir(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        sim.generate(tmp_path, "demo")
+
+
+def test_corpus_streams_and_rotates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sim, "CORPUS_SESSIONS", 12)
+    manifest = sim.generate(tmp_path, "corpus", seed=3, scale=0.3, rotate_bytes=8 * 1024)
+    assert len(manifest.sessions) == 12 and manifest.replay is None
+    assert len(manifest.rotations) >= 2  # more than one rotation: only the newest old generation survives
+    assert (tmp_path / "logs" / "session.log.1").exists()
+    lost = [t for s in manifest.sessions for t in s.turns if t.log.log_file is None]
+    kept = [t for s in manifest.sessions for t in s.turns if t.log.log_file is not None]
+    assert lost and kept
+    for turn in kept[-20:]:
+        line = (tmp_path / turn.log.log_file).read_bytes().split(b"\n")[turn.log.log_line - 1]
+        logged = json.loads(line)
+        assert (logged["kind"], logged["reason"], logged.get("count")) == (turn.kind, turn.reason, turn.count)
+
+
+# -- the bundled demo data read back ----------------------------------------------------------------------------
+
+
+def test_demo_shape_and_size() -> None:
+    manifest = _manifest()
+    total = sum(f["bytes"] for f in manifest["files"])
+    assert 1_000_000 <= total <= 3_000_000
+    assert len(manifest["rotations"]) == 1
+    assert {f["path"] for f in manifest["files"]} >= {"logs/session.log", "logs/session.log.1", "logs/compaction.log"}
+    old, new, hostile = manifest["sessions"]
+    assert (old["provider"], new["provider"]) == ("claude-sdk-oauth", "anthropic-subscription")
+    assert old["counts"]["flatten"] >= 5 and old["counts"]["fork"] >= 3 and old["ulw_prompts"] == 3
+    assert new["counts"].get("failed") == 1 and new["sidecar"] and old["sidecar"] is None
+    assert hostile["hostile_entry_ids"]
+    for path in (old["events"], new["events"]):
+        assert (DATA / path).exists()
+
+
+def test_every_diagnostic_matches_one_log_line() -> None:
+    manifest = _manifest()
+    lines = [x for x in _log_lines() if x.get("event") == "claude_sdk_oauth_session_continuity"]
+    used: set[int] = set()
+    for session in manifest["sessions"]:
+        entries = _json_lines(DATA / session["transcript"])
+        assistants = [
+            e["message"] for e in entries if e.get("type") == "message" and e["message"]["role"] == "assistant"
+        ]
+        assert len(assistants) == len(session["turns"])
+        for message, turn in zip(assistants, session["turns"], strict=True):
+            diag = _diagnostic(message)
+            details = diag["details"]
+            matches = [
+                i
+                for i, line in enumerate(lines)
+                if i not in used
+                and line["kind"] == details["kind"]
+                and line["reason"] == details["reason"]
+                and line.get("count") == details.get("deltaMessages")
+                and abs(sim.parse_iso_ms(line["ts"]) - diag["timestamp"]) <= 3_000
+                and line.get("sessionId", session["session_id"]) == session["session_id"]
+            ]
+            assert matches, f"no log line for {session['session_id']} turn {turn['index']}"
+            used.add(matches[0])
+            assert (details["kind"], details["reason"], details.get("deltaMessages")) == (
+                turn["kind"],
+                turn["reason"],
+                turn["count"],
+            )
+    assert len(used) == len(lines)
+
+
+def test_ordering_invariant() -> None:
+    """assistant.timestamp <= diagnostic.timestamp ~ log.ts <= marker.timestamp <= assistant entry.timestamp"""
+    for session in _manifest()["sessions"]:
+        entries = [e for e in _json_lines(DATA / session["transcript"]) if "timestamp" in e]
+        turns = iter(session["turns"])
+        for previous, entry in zip([None, *entries], entries, strict=False):
+            if entry.get("type") != "message" or entry["message"]["role"] != "assistant":
+                continue
+            turn = next(turns)
+            message, written = entry["message"], sim.parse_iso_ms(entry["timestamp"])
+            diag = _diagnostic(message)["timestamp"]
+            logged = sim.parse_iso_ms(turn["log_ts"])
+            assert message["timestamp"] <= diag <= logged + 1 and logged <= written
+            if turn["marker"]:
+                assert previous is not None and previous["data"] == {"schemaVersion": 2, "marker": True}
+                assert logged <= sim.parse_iso_ms(previous["timestamp"]) <= written
+            for block in message["content"]:
+                if block["type"] == "thinking":
+                    assert block["startedAt"] <= block["endedAt"] <= written
+
+
+def test_flatten_payload_bytes_and_counts_match_the_transcript() -> None:
+    """The transcript alone determines |H|, the flatten payload and its bytes; they equal what was logged."""
+    for session in _manifest()["sessions"]:
+        build = _build_for(session["provider"])
+        entries = _json_lines(DATA / session["transcript"])
+        for (message, context), turn in zip(_contexts(entries, build), session["turns"], strict=True):
+            assert _transmitted(context) == turn["sent_messages"]
+            details = _diagnostic(message)["details"]
+            if details["kind"] not in ("flatten", "bootstrap") or "payloadBytes" not in details:
+                continue
+            assert details["deltaMessages"] == _transmitted(context)
+            blocks = sim.flatten_prompt_blocks(context, _tools_for(build), build)
+            deduped, collapsed = sim.dedupe_ultrawork(blocks, build)
+            assert sim.payload_bytes(deduped) == details["payloadBytes"] == turn["payload_bytes"]
+            assert collapsed == details["collapsedDirectives"]
+
+
+def test_ulw_prompts_compound_in_flattens() -> None:
+    """n ulw prompts so far -> n copies of the 24,871-byte directive in the flatten, n-1 of them collapsed."""
+    old = _manifest()["sessions"][0]
+    entries = _json_lines(DATA / old["transcript"])
+    flattens = 0
+    for message, context in _contexts(entries, sim.OLD_BUILD):
+        ulw = sum(1 for m in context if m["role"] == "user" and "<ultrawork-mode>" in m["content"][0]["text"])
+        details = _diagnostic(message)["details"]
+        if details["kind"] != "flatten":
+            continue
+        flattens += 1
+        blocks = sim.flatten_prompt_blocks(context, sim.OLD_TOOLS, sim.OLD_BUILD)
+        spans = [s for b in blocks for s in SPAN.findall(b["text"])]
+        assert len(spans) == ulw >= 1
+        assert {len(s.encode()) for s in spans} == {24_871}
+        assert details["collapsedDirectives"] == ulw - 1
+    assert flattens >= 10
+
+
+def test_rewritten_turns_are_visible_in_the_event_recording() -> None:
+    """The last message_update lacks the thinking timing that message_end carries: old builds see a rewrite."""
+    old = _manifest()["sessions"][0]
+    events = _json_lines(DATA / old["events"])
+    last_partial: dict[str, Any] | None = None
+    commits = []
+    for event in events:
+        if event["type"] == "message_update":
+            last_partial = event["assistantMessageEvent"]["partial"]
+        elif event["type"] == "message_end" and event["message"]["role"] == "assistant":
+            assert last_partial is not None
+            final = event["message"]
+            capture = sim.assistant_content_hash(last_partial, sim.HASH_VERBATIM)
+            stripped = sim.assistant_content_hash(last_partial, sim.HASH_TIMING_STRIPPED)
+            commits.append((capture, stripped, final))
+            last_partial = None
+    assert len(commits) == len(old["turns"])
+    for (capture, stripped, final), turn in zip(commits, old["turns"], strict=True):
+        assert capture == turn["capture_hash"]
+        assert (capture != sim.assistant_content_hash(final, sim.HASH_VERBATIM)) == (turn["commit"] == "rewritten")
+        assert stripped == sim.assistant_content_hash(final, sim.HASH_TIMING_STRIPPED)
+        assert turn["volatile_only_rewrite"] == (turn["commit"] == "rewritten")
+
+
+def test_manifest_locates_log_lines_and_problems() -> None:
+    manifest = _manifest()
+    for session in manifest["sessions"]:
+        for item in [*session["turns"], *session["closes"]]:
+            loc = item["log"]
+            line = (DATA / loc["log_file"]).read_bytes()[loc["offset"] :].split(b"\n", 1)[0]
+            assert json.loads(line)["ts"] == item.get("log_ts", item.get("ts"))
+    kinds = {(p["path"].split("/")[0], p["kind"]) for p in manifest["problems"]}
+    assert kinds == {
+        ("logs", "bad_json"),
+        ("logs", "invalid_utf8"),
+        ("logs", "torn"),
+        ("sessions", "bad_json"),
+        ("sessions", "invalid_utf8"),
+        ("sessions", "truncated"),
+    }
+    for problem in manifest["problems"]:
+        data = (DATA / problem["path"]).read_bytes()
+        line = data[problem["log"]["offset"] :].split(b"\n", 1)[0]
+        with pytest.raises((UnicodeDecodeError, ValueError)):
+            json.loads(line.decode("utf-8"))
+    hostile = manifest["sessions"][2]
+    texts = [
+        e["message"]["content"][0]["text"]
+        for e in _json_lines(DATA / hostile["transcript"])
+        if e.get("id") in hostile["hostile_entry_ids"]
+    ]
+    assert texts and all(s in texts[0] for s in ("[bold red]x[/]", "[link=http://x]", "\x1b]0;pwned\x07", "\u202e"))
+
+
+def test_sidecar_matches_the_last_marker() -> None:
+    new = _manifest()["sessions"][1]
+    sidecar = json.loads((DATA / new["sidecar"]).read_text(encoding="utf-8"))
+    entries = _json_lines(DATA / new["transcript"])
+    markers = [e for e in entries if e.get("customType") == "claude-sdk-oauth-binding"]
+    assert sidecar["markerEntryId"] == markers[-1]["id"]
+    index = entries.index(markers[-1])
+    assistant = entries[index + 1]["message"]
+    assert sidecar["assistantContentHash"] == sim.assistant_content_hash(assistant, sim.HASH_PROJECTED)
+    last = [t for t in new["turns"] if t["marker"]][-1]
+    assert sidecar["sentCount"] == last["sent_messages"]
+
+
+# -- the live demo writer -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split_some", [False, True])
+def test_writer_reproduces_the_bundle(tmp_path: Path, split_some: bool) -> None:
+    writer = DemoWriter(DATA, tmp_path, speed=1e9, split_some=split_some, max_sleep=0.001)
+    writer.start()
+    assert writer.wait(60), writer.error
+    writer.stop()
+    writer.stop()
+    expected = {k: v for k, v in _tree(DATA).items() if k != "manifest.json"}
+    assert _tree(tmp_path) == expected
+
+
+def test_writer_inferred_order_reproduces_the_bundle(tmp_path: Path) -> None:
+    ops = infer_ops(DATA)
+    times = [op[0] for op in ops]
+    assert times == sorted(times) and any(op[1] == "r" for op in ops)
+    writer = DemoWriter(DATA, tmp_path, speed=1e9, max_sleep=0.001)
+    writer._ops = ops
+    writer.start()
+    assert writer.wait(60), writer.error
+    assert _tree(tmp_path) == {k: v for k, v in _tree(DATA).items() if k != "manifest.json"}
+
+
+def test_writer_stops_early_and_can_be_stopped_twice(tmp_path: Path) -> None:
+    writer = DemoWriter(DATA, tmp_path, speed=1.0)
+    writer.start()
+    writer.stop()
+    writer.stop()
+    assert not writer.done and writer.error is None
