@@ -288,7 +288,7 @@ def _payload_graph(report: dict[str, Any]) -> str:
 
 def _svg(title: str, inner: str) -> str:
     return (
-        f'<svg viewBox="0 0 {CHART_W} {CHART_H}" role="img" xmlns="http://www.w3.org/2000/svg">'
+        f'<svg viewBox="0 0 {CHART_W} {CHART_H}" role="img">'
         f"<title>{title}</title>{inner}</svg>"
     )
 

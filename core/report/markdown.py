@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from core.model import KINDS
 from core.report.common import (
     copies,
     diff_total,
@@ -74,6 +75,11 @@ def pct(share: float | None) -> str:
 
 def when(value: object) -> str:
     return "–" if value is None else esc(value)
+
+
+def kind_header(kind: str) -> str:
+    """A column named after a kind: the five as words, any other kind (data) as a code span."""
+    return kind if kind in KINDS else code(kind)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -216,7 +222,7 @@ def _reasons(report: dict[str, Any]) -> list[str]:
     return [
         "## Reasons by kind",
         "",
-        *table(["reason", *kinds, "total"], rows),
+        *table(["reason", *map(kind_header, kinds), "total"], rows),
         "",
         *more(len(rows), len(by_reason), "reasons"),
     ]
@@ -289,7 +295,7 @@ def _sessions(report: dict[str, Any]) -> list[str]:
         ]
         for s in sessions[:MAX_SESSIONS]
     ]
-    headers = ["session", "cwd", "turns", *kinds, "rewritten", "payload bytes"]
+    headers = ["session", "cwd", "turns", *map(kind_header, kinds), "rewritten", "payload bytes"]
     return ["## Sessions", "", *table(headers, rows), "", *more(len(rows), len(sessions), "sessions")]
 
 

@@ -1,0 +1,142 @@
+"""Redaction: each credential shape is replaced and counted; everything else is left exactly as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from report_helpers import T0, enrich, write_agent
+
+from core.engine import Engine
+from core.report import ReportOptions, build_report, render
+from core.report.redact import Redactor, redact_report, redact_text
+from core.report.schema import validate
+from tui.cli import main
+
+ANTHROPIC = "sk-ant-api03-Zx9QwErTyUiOp_AsDfGhJkL-0123456789abcdefGHIJ"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "kinds"),
+    [
+        (f"key {ANTHROPIC} end", "key [REDACTED:anthropic_key] end", ["anthropic_key"]),
+        ("sk-ant-oat01-AbCdEf0123456789xyz", "[REDACTED:oauth_token]", ["oauth_token"]),
+        ("refresh sk-ant-ort01-AbCdEf0123456789", "refresh [REDACTED:oauth_token]", ["oauth_token"]),
+        ("curl -H 'Authorization: Bearer abc.DEF-123_xyz'", "curl -H 'Authorization: Bearer [REDACTED:bearer]'",
+         ["bearer"]),
+        ('{"access_token":"ya29.a0AfH6SMBx-verylongtoken_value"}', '{"access_token":"[REDACTED:oauth_token]"}',
+         ["oauth_token"]),
+        ('"refreshToken": "r3fr3sh-T0ken-value"', '"refreshToken": "[REDACTED:oauth_token]"', ["oauth_token"]),
+        ("AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key]", ["aws_access_key"]),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "aws_secret_access_key = [REDACTED:aws_secret_key]", ["aws_secret_key"]),
+        ("password=hunter2hunter2", "password=[REDACTED:password]", ["password"]),
+        ("client_secret: 'abc123def456ghi'", "client_secret: '[REDACTED:secret]'", ["secret"]),
+        ('API_KEY="correct horse battery staple"', 'API_KEY="[REDACTED:api_key]"', ["api_key"]),
+        ('{\\"apiKey\\": \\"abcd1234efgh5678\\"}', '{\\"apiKey\\": \\"[REDACTED:api_key]\\"}', ["api_key"]),
+        ("ghp_" + "a1" * 18, "[REDACTED:github_token]", ["github_token"]),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+         "[REDACTED:jwt]", ["jwt"]),
+        ("postgres://app:s3cretpw@db/x", "postgres://app:[REDACTED:url_password]@db/x", ["url_password"]),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED:basic_auth]", ["basic_auth"]),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "[REDACTED:private_key]",
+         ["private_key"]),
+        # a key inside a Bearer header is counted once, as what it is
+        (f"Authorization: Bearer {ANTHROPIC}", "Authorization: Bearer [REDACTED:anthropic_key]", ["anthropic_key"]),
+    ],
+)  # fmt: skip
+def test_secret_shapes_are_replaced_and_named(text: str, expected: str, kinds: list[str]) -> None:
+    assert redact_text(text) == (expected, kinds)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-08-04T03:10:00.000Z",
+        "assistant_rewritten",
+        "0198f0a1-aaaa-7bbb-8ccc-000000000001",
+        "sessions/--home-dev-shop--/2026-08-04T02-00-00-000Z_0198f0a1.jsonl",
+        "tokensBefore=123456789 totalTokens: 99999999 max_tokens=4096 token_count: 12345678",
+        "the token is stale; a secret: patience; Bearer authentication scheme",
+        "password: undefined; api_key=$API_KEY; secret: ********; token=${{ secrets.TOKEN }}",
+        "Basic configuration steps for the AKIA prefix",
+        "sk-short and ask-ant-free text",
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "https://example.com/path?q=1 and user@example.com",
+        "<ultrawork-mode>\n**MANDATORY**\n</ultrawork-mode>",
+        "",
+    ],
+)
+def test_everything_else_is_left_exactly_as_it_was(text: str) -> None:
+    assert redact_text(text) == (text, [])
+
+
+def test_walk_replaces_values_under_secret_keys_and_counts() -> None:
+    redactor = Redactor()
+    data = {
+        "refreshToken": "abcdefghijkl",
+        "password": "pass1234",
+        "tokens": {"input": 5, "cache_read": 0},
+        "payload_bytes": 123,
+        "x": ["Bearer abcdefghijklmnop1", None, 1.5, True],
+        f"{ANTHROPIC}": "key as a key",
+        "token": "short",
+    }
+    out = redactor.value(data)
+    assert out == {
+        "refreshToken": "[REDACTED:oauth_token]",
+        "password": "[REDACTED:secret]",
+        "tokens": {"input": 5, "cache_read": 0},
+        "payload_bytes": 123,
+        "x": ["Bearer [REDACTED:bearer]", None, 1.5, True],
+        "[REDACTED:anthropic_key]": "key as a key",
+        "token": "short",
+    }
+    assert redactor.counts == {"oauth_token": 1, "secret": 1, "bearer": 1, "anthropic_key": 1}
+    assert data["refreshToken"] == "abcdefghijkl"  # the input is not modified
+
+
+def test_redact_report_counts_and_keeps_numbers() -> None:
+    report = {"a": 1, "b": [f"k={ANTHROPIC}"], "redactions": {"stale": True}}
+    out = redact_report(report)
+    assert out["b"] == ["k=[REDACTED:anthropic_key]"] and out["a"] == 1
+    assert out["redactions"] == {"enabled": True, "total": 1, "by_kind": {"anthropic_key": 1}}
+
+
+def built(agent: Path, options: ReportOptions) -> dict:
+    engine = Engine([agent])
+    engine.drain()
+    enrich(engine, diff_value=f"Authorization: Bearer {ANTHROPIC}", long_text=f"x-api-key: {ANTHROPIC} " * 5)
+    try:
+        return build_report(engine, options)
+    finally:
+        engine.close()
+
+
+def test_no_secret_from_the_transcripts_reaches_any_format(tmp_path: Path) -> None:
+    agent = write_agent(tmp_path, secret=ANTHROPIC, extra=" password=hunter2hunter2")
+    report = built(agent, ReportOptions(include_text=True, now_ms=T0))
+    validate(report)
+    rendered = {fmt: render(report, fmt) for fmt in ("json", "md", "html")}
+    for fmt, text in rendered.items():
+        assert ANTHROPIC not in text and ANTHROPIC[:20] not in text, fmt
+        assert "hunter2hunter2" not in text, fmt
+    assert report["redactions"]["enabled"] is True
+    by_kind = report["redactions"]["by_kind"]
+    assert by_kind["anthropic_key"] >= 3 and by_kind["password"] >= 2  # diff sides, message text, cwd, model
+    assert "[REDACTED:anthropic_key]" in rendered["md"] and "[REDACTED:anthropic_key]" in rendered["html"]
+    # the rewritten turn's message text is included (--include-text) and redacted
+    assert "rewritten answer [REDACTED:anthropic_key]" in report["turns"][2]["content"]["text"]
+
+
+def test_no_redact_keeps_the_data_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = write_agent(tmp_path, extra=" password=hunter2hunter2")
+    assert main(["report", str(agent), "--no-redact", "--format", "json"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["redactions"] == {"enabled": False, "total": 0, "by_kind": {}}
+    assert report["sessions"][0]["cwd"] == "/home/dev/shop password=hunter2hunter2"
+    assert main(["report", str(agent), "--format", "json"]) == 0
+    redacted = orjson.loads(capsys.readouterr().out)
+    assert redacted["sessions"][0]["cwd"] == "/home/dev/shop password=[REDACTED:password]"
+    assert redacted["redactions"]["total"] >= 1

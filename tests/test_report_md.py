@@ -1,0 +1,128 @@
+"""The Markdown report: the tables a bug report needs, paste-ready, no HTML, inert against hostile data."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from report_helpers import SESSION_ID, T0, enrich, ts, write_agent
+
+from core.engine import Engine
+from core.report import ReportOptions, build_report, render
+from tui.cli import main
+
+HOSTILE = (
+    '<script>alert(1)</script>"onerror=alert(1) </style> | `tick` **bold** [x](http://e.vil) \x1b]0;pwn\x07\x1b[31m'
+)
+
+
+def built(agent: Path, **enrich_args: str) -> dict:
+    engine = Engine([agent])
+    engine.drain()
+    enrich(engine, **enrich_args)
+    try:
+        return build_report(engine, ReportOptions(now_ms=T0 + 3_600_000))
+    finally:
+        engine.close()
+
+
+def without_code(markdown: str) -> str:
+    """The Markdown with fenced blocks and code spans removed: what a renderer would interpret."""
+    out = re.sub(r"^(`{3,})[^\n]*\n.*?^\1\s*$", "", markdown, flags=re.S | re.M)
+    return re.sub(r"(`+)(?:(?!\1).)+?\1", "", out)
+
+
+def test_markdown_has_the_bug_report_sections(tmp_path: Path) -> None:
+    md = render(built(write_agent(tmp_path)), "md")
+    for heading in (
+        "# Continuity report",
+        "## Summary",
+        "## Decisions by kind",
+        "## Reasons by kind",
+        "## Longest streaks",
+        "## Peak",
+        "## Sessions",
+        "## Turns",
+        "## Directives",
+        "## Avoidable re-sends",
+        "## Rewritten turns",
+        "## Problems",
+        "## Sources",
+    ):
+        assert f"\n{heading}\n" in f"\n{md}", heading
+    assert "| `fork` | 4 | 30.8 % |" in md
+    assert "| reason | bootstrap | delta | fork | flatten | disabled | total |" in md
+    assert "| `assistant_rewritten` | 0 | 0 | 4 | 2 | 0 | 6 |" in md
+    assert f"| `fork` | `assistant_rewritten` | 4 | {ts(40)} → {ts(61)} | 2 → 5 |" in md
+    assert f"**132** (`flatten`) at {ts(80)}" in md
+    assert "| `logs/session.log` | 3 |" in md and "invalid JSON" in md
+
+
+def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
+    md = render(built(write_agent(tmp_path)), "md")
+    assert "| time | kind | payload bytes | copies per tag | share of payload |" in md
+    assert f"### Session `{SESSION_ID}`" in md
+    # the fork turn: 50,303 bytes sent, three ultrawork copies making 99.3 % of the raw 75,174 bytes
+    assert "| `fork` | 50,303 | `ultrawork-mode` ×3 | 99.3 % |" in md
+    assert "| `delta` (rewritten) | 420 | `ultrawork-mode` ×1 |" in md
+    assert "- Avoidable (caused by a volatile-only rewrite): **1**" in md
+    assert "with a stable fingerprint: 26,516" in md
+    assert f"| `{SESSION_ID}` | 3 |" in md  # the avoidable turn's row
+    assert f"### `{SESSION_ID}` turn 2" in md
+    assert "- Outcome: rewritten (volatile-only), evidence from transcript" in md
+    assert ".content[0].startedAt  missing_in_capture  volatile  capture=null  commit=1785819137555" in md
+    assert "Largest payload: 75,174 bytes" in md
+
+
+def test_markdown_contains_no_html_and_keeps_tables_intact(tmp_path: Path) -> None:
+    agent = write_agent(tmp_path, extra=HOSTILE)
+    md = render(built(agent, diff_value=HOSTILE), "md")
+    assert "\x1b" not in md and "\x07" not in md
+    bare = without_code(md)
+    assert "<" not in bare.replace("\\<", "") and ">" not in bare.replace("\\>", "").replace("→", "")
+    assert "](http" not in bare.replace("\\]", "")
+    # every row of every table has as many cell separators as its header
+    lines = md.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("|---"):
+            width = _cells(lines[i - 1])
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("| "):
+                assert _cells(lines[j]) == width, lines[j]
+                j += 1
+    # hostile reasons and kinds are listed, inside code spans
+    assert "`why<script>alert(1)</script>" in md
+
+
+def _cells(row: str) -> int:
+    """Unescaped pipes of a table row (GFM splits cells on them, also inside code spans)."""
+    return len(re.findall(r"(?<!\\)\|", row))
+
+
+def test_long_message_text_is_summarized_unless_included(tmp_path: Path) -> None:
+    long_text = "secret plan " * 40
+    md = render(built(write_agent(tmp_path), long_text=long_text), "md")
+    assert "secret plan secret plan" not in md
+    assert "[text: 480 chars, 1 lines, xxh3 " in md
+
+
+def test_cli_writes_markdown_to_a_file_and_several_formats_to_a_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = write_agent(tmp_path)
+    assert main(["report", str(agent), "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# Continuity report\n")
+    target = tmp_path / "r.md"
+    assert main(["report", str(agent), "--format", "md", "-o", str(target)]) == 0
+    assert target.read_text(encoding="utf-8").startswith("# Continuity report\n")
+    folder = tmp_path / "out"
+    assert main(["report", str(agent), "--format", "json,md,html", "-o", str(folder)]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "continuity-report.html",
+        "continuity-report.json",
+        "continuity-report.md",
+    ]
+    assert main(["report", str(agent), "--format", "json,md"]) == 2  # several formats need -o DIR
+    assert main(["report", str(agent), "--format", "pdf"]) == 2
