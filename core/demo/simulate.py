@@ -238,6 +238,8 @@ class Build:
     timeout_retry: bool  # retry-checkpoint decision (2026.8.20)
     new_omo: bool  # omo delivers the ultrawork directive as a hidden custom message
     file_at_first_user: bool  # the transcript is created at the first user message, not the first assistant
+    split_options_reason: bool  # options_changed split into system_prompt_changed / toolset_changed (2026.9.7-2)
+    fork_at_newest_boundary: bool  # binding forks at the newest mapped boundary in the prefix (2026.9.29)
 
 
 OLD_BUILD = Build(
@@ -255,6 +257,8 @@ OLD_BUILD = Build(
     timeout_retry=False,
     new_omo=False,
     file_at_first_user=False,
+    split_options_reason=False,
+    fork_at_newest_boundary=False,
 )
 
 NEW_BUILD = Build(
@@ -272,6 +276,8 @@ NEW_BUILD = Build(
     timeout_retry=True,
     new_omo=True,
     file_at_first_user=True,
+    split_options_reason=True,
+    fork_at_newest_boundary=True,
 )
 
 API_ID = "claude-sdk-oauth"
@@ -795,7 +801,7 @@ class Continuity:
             return "account_changed"
         if have.model != want.model:
             return "model_changed"
-        split = self.build.first_turn_no_assistant  # 2026.9.7-2 split options_changed
+        split = self.build.split_options_reason
         if have.system_prompt_hash != want.system_prompt_hash:
             return "system_prompt_changed" if split else "options_changed"
         if have.toolset_hash != want.toolset_hash:
@@ -811,7 +817,7 @@ class Continuity:
 
     def _from_binding(self, hashes: list[str], fp: Fingerprint, binding: Binding) -> Decision:
         drift = self._drift(binding.fingerprint, fp)
-        if drift and (not self.build.first_turn_no_assistant or drift == "model_changed"):
+        if drift and (not self.build.split_options_reason or drift == "model_changed"):
             return Decision("flatten", reason=drift)
         retry = self._retry_checkpoint(hashes, binding)
         if retry is not None:
@@ -826,7 +832,7 @@ class Continuity:
         if s == binding.sent_count:
             return Decision("reattach", binding.sent_count, drift or "registry_miss")
         reason = "history_rolled_back" if s < binding.sent_count else "sent_stream_diverged"
-        if not self.build.first_turn_no_assistant:
+        if not self.build.fork_at_newest_boundary:
             if not binding.last_assistant_uuid:
                 return Decision("flatten", reason="registry_miss")
             return Decision("fork", s, reason, binding.last_assistant_uuid)
