@@ -13,6 +13,22 @@ sessions in time order, so the files interleave like the real shared log. ``Mani
 of every turn.
 
 Entry point: :func:`generate`. Command line: ``python -m core.demo.simulate --out DIR --scenario demo``.
+
+Where the reference leaves a question open, this simulator chooses (and the manifest records the result):
+
+* Builds before 2026.8.18-3 write no marker or invalidation entries and no sidecar, so the old-build demo
+  session's rewritten commits are visible only in its event recording and in the next call's log line.
+* The pending close cause is consumed by every observation emit, not only when it re-attributes a reason.
+* In-memory bindings carry no ``sentPrefixHash`` (only sidecar-restored ones do); a rewritten commit forgets
+  the in-memory binding only in builds that write invalidation entries.
+* A failed call (pump error) closes the live entry with the error text and leaves a retry-checkpoint binding.
+* ``message_update`` partials carry no transient ``index``/``partialJson`` at the last update, and no thinking
+  ``startedAt``/``endedAt`` at all (agent-core copies them on just before ``message_end``).
+* Ultrawork nesting (fail closed): a text block with an unclosed opening tag, or a closing tag before any
+  opening tag, counts as a directive split across blocks.
+* The new-omo reminder's ``customType`` is ``omo-ultrawork:reminder``; new builds put the environment-context
+  message right before the user message (after the omo directive), so it folds into that user message.
+* ``--mode json`` lines carry no clock of their own; their write times are in the manifest's ``replay``.
 """
 
 from __future__ import annotations
