@@ -168,3 +168,8 @@ def infer_ops(source: Path) -> list[Op]:
             keyed.append((last_ms, order, 1 << 30, [last_ms, "w", sidecar.relative_to(source).as_posix()]))
     keyed.sort(key=lambda item: item[:3])
     return [op for *_, op in keyed]
+
+
+def demo_source() -> Path:
+    """The bundled demo agent dir (shipped inside the package, so `--demo` works from any install)."""
+    return Path(__file__).resolve().parent / "data"
