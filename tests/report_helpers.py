@@ -3,7 +3,7 @@
 The layout and the line shapes follow senpi-formats §8 (the fixture recipe): continuity lines in
 `logs/session.log.1` (older) and `logs/session.log` (newer), with a fork streak that spans the rotation; a
 transcript whose assistant diagnostics match some of those lines (same kind, reason, count, ~time) and whose
-third call committed as rewritten (invalidation entry before it). `extra` strings are spliced into every
+third call committed as rewritten (invalidation entry before it), followed by a fork and a flatten. `extra` strings are spliced into every
 free-text place the data offers, so the escaping and redaction tests can push hostile input end to end.
 """
 
@@ -196,6 +196,8 @@ def write_agent(root: Path, *, extra: str = "", secret: str = "", bad_lines: boo
     transcript.assistant(20, "delta", "prefix_matched", 1, rewritten=True, text=f"rewritten answer {secret}")
     transcript.user(39, "again")
     transcript.assistant(40, "fork", "assistant_rewritten", 2)
+    transcript.user(69, "and once more")
+    transcript.assistant(70, "flatten", "assistant_rewritten", 6, payload_bytes=50303)
     (folder / f"2026-08-04T02-00-00-000Z_{SESSION_ID}.jsonl").write_text(transcript.text(), encoding="utf-8")
 
     other = Transcript(OTHER_SESSION_ID, "/home/dev/other")
@@ -233,7 +235,7 @@ def enrich(engine: Engine, *, diff_value: str = "x", long_text: str = "") -> Non
     from core.model import CommitInfo, Decision, DiffChange
 
     session = next(s for s in engine.state.sessions.values() if s.session_id == SESSION_ID)
-    sizes = [(25096, 25096), (300, 300), (420, 420), (50303, 75174)]
+    sizes = [(25096, 25096), (300, 300), (420, 420), (2000, 2000), (50303, 75174)]
     for turn, (sent, raw) in zip(session.turns, sizes, strict=True):
         turn.payload_bytes, turn.payload_bytes_raw = sent, raw
         turn.directives = {
@@ -253,7 +255,7 @@ def enrich(engine: Engine, *, diff_value: str = "x", long_text: str = "") -> Non
             DiffChange(".content[1].text", "changed", True, diff_value, long_text or diff_value + "!"),
         ],
     )
-    fork = session.turns[3]
-    fork.avoidable = True
-    fork.payload_bytes_if_stable = 700
-    fork.why = f"assistant rewritten at turn 2 {diff_value}"
+    flatten = session.turns[4]
+    flatten.avoidable = True
+    flatten.payload_bytes_if_stable = 700
+    flatten.why = f"assistant rewritten at turn 2 {diff_value}"

@@ -26,12 +26,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str],
 
 
 def test_passing_thresholds_exit_0_with_one_line_each(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, lines, _ = run(capsys, str(agent), "--max-resend-share", "0.7", "--max-payload-bytes", "25096")
+    code, lines, _ = run(capsys, str(agent), "--max-resend-share", "0.7", "--max-payload-bytes", "10000000")
     assert code == 0
-    assert lines == [
-        "PASS resend-share 0.6154 <= max 0.7000 (13 log decisions)",
-        f"PASS payload-bytes 25096 <= max 25096 (session {SESSION_ID} turn 0, bootstrap)",
-    ]
+    assert lines[0] == "PASS resend-share 0.6154 <= max 0.7000 (13 log decisions)"
+    assert lines[1].startswith("PASS payload-bytes ") and lines[1].endswith(")") and len(lines) == 2
 
 
 def test_resend_share_above_the_threshold_fails_with_exit_1(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,8 +51,8 @@ def test_unusable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_session_selection_measures_that_session(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, lines, _ = run(capsys, str(agent), "--session", SESSION_ID, "--max-resend-share", "0.2")
-    assert code == 1  # one fork in four turns
-    assert lines == [f"FAIL resend-share 0.2500 > max 0.2000 (4 turns of session {SESSION_ID})"]
+    assert code == 1  # a fork and a flatten in five turns
+    assert lines == [f"FAIL resend-share 0.4000 > max 0.2000 (5 turns of session {SESSION_ID})"]
     code, lines, _ = run(capsys, str(agent), "--session", OTHER_SESSION_ID, "--max-resend-share", "0.2")
     assert code == 0 and lines[0].startswith("PASS resend-share 0.0000")
     code, lines, _ = run(capsys, str(agent), "--session", "nope", "--max-resend-share", "0.9")
@@ -87,9 +85,9 @@ def test_avoidable_directive_share_and_payload_on_analysed_data(agent: Path) -> 
         ("directive-share", 0.9925, False),  # 3 x 24,871 of 75,174 raw bytes
         ("payload-bytes", 50303, True),
     ]
-    assert results[0].line() == "FAIL avoidable 1 > max 0 (of 1 re-sends in transcripts)"
+    assert results[0].line() == "FAIL avoidable 1 > max 0 (of 2 re-sends in transcripts)"
     assert results[1].line() == (
-        f"FAIL directive-share 0.9925 > max 0.9900 (largest payload: session {SESSION_ID} turn 3, 75174 bytes)"
+        f"FAIL directive-share 0.9925 > max 0.9900 (largest payload: session {SESSION_ID} turn 4, 75174 bytes)"
     )
 
 

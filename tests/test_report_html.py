@@ -10,6 +10,7 @@ from report_helpers import SESSION_ID, T0, enrich, write_agent
 
 from core.engine import Engine
 from core.report import ReportOptions, build_report, render
+from core.report.common import turn_payload
 from tui.cli import main
 
 HOSTILE = "<script>alert(1)</script>\"onerror=alert(1) 'onload=x </style><img src=x> \x1b]0;pwn\x07\x1b[31m\x9b2J"
@@ -155,14 +156,16 @@ def test_html_is_one_self_contained_page_with_every_section(tmp_path: Path) -> N
 
 
 def test_timeline_and_payload_graph_are_inline_svg_coloured_by_kind(tmp_path: Path) -> None:
-    page = render(built(write_agent(tmp_path)), "html")
+    report = built(write_agent(tmp_path))
+    page = render(report, "html")
     assert page.count("<svg ") == 2
     timeline = page[page.index("<h2>Decisions over time</h2>") : page.index("<h2>Payload per turn</h2>")]
     assert 'fill="#f28e2b"' in timeline and 'fill="#e15759"' in timeline  # fork, flatten
     assert "1 fork</title>" in timeline or "2 fork</title>" in timeline
     graph = page[page.index("<h2>Payload per turn</h2>") : page.index("<h2>Decisions by kind</h2>")]
-    assert graph.count("<rect ") == 4  # one bar per turn with a known payload size
-    assert f"{SESSION_ID} turn 3" in graph and "50,303 bytes" in graph
+    sized = [t for t in report["turns"] if turn_payload(t) is not None]
+    assert graph.count("<rect ") == len(sized) >= 5  # one bar per turn with a known payload size
+    assert f"{SESSION_ID} turn 4" in graph and "flatten · 50,303 bytes" in graph
     assert "<circle " in graph  # the rewritten turn is marked
 
 

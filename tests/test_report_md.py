@@ -63,12 +63,12 @@ def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
     md = render(built(write_agent(tmp_path)), "md")
     assert "| time | kind | payload bytes | copies per tag | share of payload |" in md
     assert f"### Session `{SESSION_ID}`" in md
-    # the fork turn: 50,303 bytes sent, three ultrawork copies making 99.3 % of the raw 75,174 bytes
-    assert "| `fork` | 50,303 | `ultrawork-mode` ×3 | 99.3 % |" in md
+    # the flatten turn: 50,303 bytes sent, three ultrawork copies making 99.3 % of the raw 75,174 bytes
+    assert "| `flatten` | 50,303 | `ultrawork-mode` ×3 | 99.3 % |" in md
     assert "| `delta` (rewritten) | 420 | `ultrawork-mode` ×1 |" in md
     assert "- Avoidable (caused by a volatile-only rewrite): **1**" in md
-    assert "with a stable fingerprint: 26,516" in md
-    assert f"| `{SESSION_ID}` | 3 |" in md  # the avoidable turn's row
+    assert "Payload bytes as sent: 52,303; with a stable fingerprint: 2,700" in md
+    assert f"| `{SESSION_ID}` | 4 |" in md  # the avoidable turn's row
     assert f"### `{SESSION_ID}` turn 2" in md
     assert "- Outcome: rewritten (volatile-only), evidence from transcript" in md
     assert ".content[0].startedAt  missing_in_capture  volatile  capture=null  commit=1785819137555" in md

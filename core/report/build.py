@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
 from core import __version__
 from core.analysis.stats import LogStats
-from core.model import KINDS, RESEND_KINDS, CommitInfo, ContinuityLine, Problem, Turn
+from core.model import KINDS, CommitInfo, ContinuityLine, Problem, Turn
+from core.report import sections
 from core.report.options import ReportOptions
 from core.report.redact import redact_report
 from core.report.timeline import timeline
-from core.report.values import body_value, iso, opt_text, text
+from core.report.values import body_value, iso, opt_text, plain_value, text
 from core.state import SessionState, State, reread_entry
 from core.timeutil import now_ms
 
@@ -77,8 +77,8 @@ class _Builder:
             "continuity": self._continuity(),
             "sessions": [self._session(session, session_turns) for session, session_turns in selected],
             "turns": self._turns(turns),
-            "directives": _directives(selected, turns),
-            "counterfactual": _counterfactual(selected, turns),
+            "directives": sections.directives(selected),
+            "counterfactual": sections.counterfactual(turns),
             "problems": [self._problem(p) for p in problems],
             "problems_total": max(self.state.problems_total, len(problems)),
         }
@@ -183,7 +183,7 @@ class _Builder:
             "payload_bytes_total": sum(payloads) if payloads else None,
             "started_at": iso(None, header.timestamp) if header is not None else None,
             "models": sorted({text(t.model) for t in turns if t.model}),
-            "profile": body_value(session.extra.get("profile"), include_text=False),
+            "profile": _profile(session),
         }
 
     def _turns(self, turns: list[Turn]) -> list[dict[str, Any]]:
@@ -196,6 +196,14 @@ class _Builder:
                 item["content"] = _content(turn, include_text=self.options.include_text)
             out.append(item)
         return out
+
+
+def _profile(session: SessionState) -> Any:
+    """The build profile the analysis chose for the session, and why (null when none was detected)."""
+    tracker = session.analyzers.get("profile")
+    if tracker is not None:
+        getattr(tracker, "profile", None)  # the tracker settles its choice when asked
+    return plain_value(session.extra.get("profile"))
 
 
 def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
@@ -340,60 +348,6 @@ def _by_reason(stats: LogStats) -> dict[str, dict[str, int]]:
         text(reason): {text(kind): n for kind, n in sorted(kinds.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}
         for reason, kinds in rows
     }
-
-
-def _directives(selected: list[tuple[SessionState, list[Turn]]], turns: list[Turn]) -> dict[str, Any] | None:
-    """Tag ledger and the largest payload; null when no payload or directive data was produced."""
-    with_raw = [t for t in turns if t.payload_bytes_raw is not None]
-    with_tags = [t for t in turns if t.directives is not None]
-    if not with_raw and not with_tags:
-        return None
-    largest = max(with_raw, key=lambda t: (t.payload_bytes_raw or 0, -t.index)) if with_raw else None
-    tags: dict[str, dict[str, Any]] = {}
-    for tag in sorted({tag for t in with_tags for tag in (t.directives or {})}):
-        in_largest = (largest.directives or {}).get(tag, {}) if largest is not None else {}
-        copies = int(in_largest.get("copies", 0))
-        size = int(in_largest.get("bytes", 0))
-        tags[text(tag)] = {
-            "injections": None,
-            "variants": None,
-            "bytes_per_copy": round(size / copies) if copies else None,
-            "copies_in_largest_payload": copies,
-            "bytes_in_largest_payload": size,
-        }
-    return {
-        "tags": tags,
-        "largest_payload": None
-        if largest is None
-        else {
-            "session": text(largest.session),
-            "index": largest.index,
-            "payload_bytes_raw": largest.payload_bytes_raw,
-        },
-        "dedupe": None,
-    }
-
-
-def _counterfactual(selected: list[tuple[SessionState, list[Turn]]], turns: list[Turn]) -> dict[str, Any] | None:
-    """Re-sends as logged vs. what a stable fingerprint would have avoided; null until verdicts are known."""
-    if not any(t.avoidable is not None for t in turns):
-        return None
-    resends = [t for t in turns if t.kind in RESEND_KINDS]
-    payloads = [t.payload_bytes for t in turns if t.payload_bytes is not None]
-    return {
-        "resends_logged": len(resends),
-        "resends_avoidable": sum(1 for t in resends if t.avoidable),
-        "bytes_logged": sum(payloads) if payloads else None,
-        "bytes_if_stable": _sum_if_stable(turns) if payloads else None,
-    }
-
-
-def _sum_if_stable(turns: Iterable[Turn]) -> int:
-    total = 0
-    for turn in turns:
-        value = turn.payload_bytes_if_stable if turn.payload_bytes_if_stable is not None else turn.payload_bytes
-        total += value or 0
-    return total
 
 
 def _timeline(lines: list[ContinuityLine]) -> dict[str, Any] | None:

@@ -35,6 +35,8 @@ MAX_DIFF_ROWS = 100
 MAX_PROBLEMS = 200
 MAX_SOURCES = 200
 MAX_BARS = 480
+#: a pause between decisions longer than this is marked on the timeline
+GAP_MS = 30 * 60_000
 CHART_W, CHART_H, PAD = 960, 180, 28
 
 KIND_COLOURS = {
@@ -197,45 +199,70 @@ def _legend(kinds: Iterable[str]) -> str:
 
 
 def _timeline(report: dict[str, Any]) -> str:
-    """Stacked bars per time slice, coloured by kind: the log's decisions, else the transcripts' turns."""
+    """The decisions in order, coloured by kind (one bar per decision, or per group of consecutive ones);
+    dashed lines mark pauses of more than GAP_MS, labelled with the time the next burst began."""
     series = (report.get("continuity") or {}).get("timeline")
     source = "continuity lines of the logs"
     if not series:
-        events = [(parse_iso_ms(t.get("ts")), turn_kind(t)) for t in report.get("turns") or []]
-        series = timeline((ms, kind) for ms, kind in events if kind is not None)
+        turns = sorted(report.get("turns") or [], key=lambda t: (t.get("ts") is None, t.get("ts") or ""))
+        series = timeline((parse_iso_ms(t.get("ts")), kind) for t in turns if (kind := turn_kind(t)) is not None)
         source = "turns of the transcripts"
     head = "<section><h2>Decisions over time</h2>"
-    if not series or not series.get("buckets"):
-        return head + '<p class="note">No decision with a time.</p></section>\n'
+    counts: list[list[int]] = (series or {}).get("counts") or []
+    if not counts:
+        return head + '<p class="note">No continuity decision.</p></section>\n'
     kinds: list[str] = [str(k) for k in series.get("kinds") or []]
-    buckets: list[list[int]] = series["buckets"]
-    tallest = max((sum(b) for b in buckets), default=0) or 1
+    starts: list[str | None] = list(series.get("starts") or [])
+    ends: list[str | None] = list(series.get("ends") or [])
     plot_w, plot_h = CHART_W - 2 * PAD, CHART_H - 2 * PAD
-    slot = plot_w / max(len(buckets), 1)
-    width = max(slot * 0.85, 1.0)
-    seconds = (series.get("bucket_ms") or 0) / 1000
-    start_ms = parse_iso_ms(series.get("start"))
+    slot = plot_w / len(counts)
+    width = max(slot * (0.9 if slot > 3 else 1.0), 0.6)
     shapes: list[str] = []
-    for i, counts in enumerate(buckets):
+    last_label_x = -1e9
+    previous_end: int | None = None
+    for i, row in enumerate(counts):
         x = PAD + i * slot
+        total = sum(row) or 1
+        start_ms = parse_iso_ms(starts[i]) if i < len(starts) else None
+        end_ms = parse_iso_ms(ends[i]) if i < len(ends) else None
+        if previous_end is not None and start_ms is not None and start_ms - previous_end > GAP_MS:
+            shapes.append(
+                f'<line x1="{x:.1f}" y1="{PAD - 4}" x2="{x:.1f}" y2="{PAD + plot_h}" stroke="currentColor" '
+                'stroke-opacity=".5" stroke-dasharray="3 3"/>'
+            )
+            if x - last_label_x > 150:
+                shapes.append(f'<text x="{x + 3:.1f}" y="{PAD - 8}">{e(_short_time(start_ms))}</text>')
+                last_label_x = x
+        previous_end = end_ms if end_ms is not None else previous_end
         y = PAD + plot_h
-        label_ms = None if start_ms is None else start_ms + int(i * seconds * 1000)
-        label = f"{_iso(label_ms)} (+{seconds:g} s)"
-        for j, count in enumerate(counts):
+        for j, count in enumerate(row):
             if not count:
                 continue
-            h = plot_h * count / tallest
+            h = plot_h * count / total
             y -= h
             kind = kinds[j] if j < len(kinds) else "?"
+            when = e(starts[i] if i < len(starts) else None)
             shapes.append(
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" fill="{colour(kind)}">'
-                f"<title>{e(label)}: {n(count)} {e(kind)}</title></rect>"
+                f"<title>{when}: {n(count)} {e(kind)}</title></rect>"
             )
-    axis = _axis(e(series.get("start")), e(series.get("end")), f"{n(tallest)} per slice")
-    svg = _svg("Decisions over time, coloured by kind", "".join(shapes) + axis)
-    note = f'<p class="note">From the {source}; each bar is {seconds:g} s.</p>'
-    seen = [kind for j, kind in enumerate(kinds) if any(j < len(b) and b[j] for b in buckets)]
+    first = next((s for s in starts if s), None)
+    last = next((s for s in reversed(ends) if s), None)
+    axis = _axis(e(first), e(last), "")
+    svg = _svg("Continuity decisions in order, coloured by kind", "".join(shapes) + axis)
+    size = series.get("group_size") or 1
+    per_bar = "one bar per decision" if size == 1 else f"each bar is {n(size)} consecutive decisions, by share"
+    note = (
+        f'<p class="note">From the {source}, in order ({per_bar}); a dashed line marks a pause of more than '
+        f"{GAP_MS // 60_000} minutes.</p>"
+    )
+    seen = [kind for j, kind in enumerate(kinds) if any(j < len(r) and r[j] for r in counts)]
     return f"{head}{_legend(seen)}{svg}{note}</section>\n"
+
+
+def _short_time(ms: int) -> str:
+    """`2026-10-12 14:03` (UTC): enough to tell bursts apart in a chart label."""
+    return (iso_ms(ms) or "")[:16].replace("T", " ")
 
 
 def _payload_graph(report: dict[str, Any]) -> str:
@@ -287,10 +314,7 @@ def _payload_graph(report: dict[str, Any]) -> str:
 
 
 def _svg(title: str, inner: str) -> str:
-    return (
-        f'<svg viewBox="0 0 {CHART_W} {CHART_H}" role="img">'
-        f"<title>{title}</title>{inner}</svg>"
-    )
+    return f'<svg viewBox="0 0 {CHART_W} {CHART_H}" role="img"><title>{title}</title>{inner}</svg>'
 
 
 def _axis(left: str, right: str, top: str) -> str:
@@ -302,10 +326,6 @@ def _axis(left: str, right: str, top: str) -> str:
         f'<text x="{CHART_W - PAD}" y="{base + 16}" text-anchor="end">{right}</text>'
         f'<text x="{PAD}" y="{PAD - 10}">{top}</text>'
     )
-
-
-def _iso(ms: int | None) -> str:
-    return iso_ms(ms) or "?"
 
 
 def _kinds(report: dict[str, Any]) -> str:

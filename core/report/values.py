@@ -70,3 +70,18 @@ def body_value(value: Any, *, include_text: bool, depth: int = 0) -> Any:
             items.append(f"[{len(value) - MAX_ITEMS} more items]")
         return items
     return text(value)
+
+
+def plain_value(value: Any, depth: int = 0) -> Any:
+    """A JSON value produced by an analysis (not a message body): strings made inert, size bounded."""
+    if isinstance(value, str):
+        return text(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= MAX_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {text(k, 200): plain_value(v, depth + 1) for k, v in list(value.items())[: MAX_ITEMS * 4]}
+    if isinstance(value, list | tuple):
+        return [plain_value(v, depth + 1) for v in value[: MAX_ITEMS * 4]]
+    return text(value)
