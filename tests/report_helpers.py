@@ -245,6 +245,10 @@ def enrich(engine: Engine, *, diff_value: str = "x", long_text: str = "") -> Non
         turn.fingerprints = {"senpi_sha256": "a" * 64, "senpi_sha256_verbatim": "b" * 64, "stable_xxh3": "c" * 16}
         turn.commit = CommitInfo("clean", "transcript")
         turn.avoidable = False
+        turn.agreement = True
+    session.turns[1].agreement = False
+    session.turns[1].recomputed = Decision("fork", "assistant_rewritten", 1)
+    session.turns[1].disagreement = "kind: logged delta, replay fork"
     rewritten = session.turns[2]
     rewritten.commit = CommitInfo(
         "rewritten",

@@ -176,6 +176,7 @@ def test_rewritten_diff_directives_avoidable_and_streaks_are_rendered(tmp_path: 
     assert "<code>ultrawork-mode</code>" in page and "74,613" in page  # 3 copies in the largest payload
     assert "Avoidable (caused by a volatile-only rewrite): <b>1</b>" in page
     assert '<code>assistant_rewritten</code></td><td class="n">4</td>' in page  # the 4-long fork streak
+    assert "<h2>Replay disagreements</h2>" in page and "kind: logged delta, replay fork" in page
 
 
 def test_hostile_strings_in_every_field_stay_inert(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from report_helpers import SESSION_ID, T0, enrich, ts, write_agent
 
 from core.engine import Engine
 from core.report import ReportOptions, build_report, render
+from core.report.common import agreement
 from tui.cli import main
 
 HOSTILE = (
@@ -60,7 +61,8 @@ def test_markdown_has_the_bug_report_sections(tmp_path: Path) -> None:
 
 
 def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
-    md = render(built(write_agent(tmp_path)), "md")
+    report = built(write_agent(tmp_path))
+    md = render(report, "md")
     assert "| time | kind | payload bytes | copies per tag | share of payload |" in md
     assert f"### Session `{SESSION_ID}`" in md
     # the flatten turn: 50,303 bytes sent, three ultrawork copies making 99.3 % of the raw 75,174 bytes
@@ -70,9 +72,12 @@ def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
     assert "Payload bytes as sent: 52,303; with a stable fingerprint: 2,700" in md
     assert f"| `{SESSION_ID}` | 4 |" in md  # the avoidable turn's row
     assert f"### `{SESSION_ID}` turn 2" in md
-    assert "- Outcome: rewritten (volatile-only), evidence from transcript" in md
+    assert "- Outcome: rewritten (volatile-only); evidence: transcript" in md
     assert ".content[0].startedAt  missing_in_capture  volatile  capture=null  commit=1785819137555" in md
     assert "Largest payload: 75,174 bytes" in md
+    agree, judged = agreement(report) or (0, 0)
+    assert agree < judged and f"| replay agrees with the logged decision | {agree} of {judged} turns |" in md
+    assert "| `delta/prefix_matched/1` | `fork/assistant_rewritten/1` | kind: logged delta, replay fork |" in md
 
 
 def test_markdown_contains_no_html_and_keeps_tables_intact(tmp_path: Path) -> None:
@@ -80,7 +85,7 @@ def test_markdown_contains_no_html_and_keeps_tables_intact(tmp_path: Path) -> No
     md = render(built(agent, diff_value=HOSTILE), "md")
     assert "\x1b" not in md and "\x07" not in md
     bare = without_code(md)
-    assert "<" not in bare.replace("\\<", "") and ">" not in bare.replace("\\>", "").replace("→", "")
+    assert "<" not in bare.replace("\\<", "")  # a lone `>` is inert once no `<` can open a tag
     assert "](http" not in bare.replace("\\]", "")
     # every row of every table has as many cell separators as its header
     lines = md.splitlines()

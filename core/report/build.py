@@ -26,7 +26,7 @@ from core.report.redact import redact_report
 from core.report.timeline import timeline
 from core.report.values import body_value, iso, opt_text, plain_value, text
 from core.state import SessionState, State, reread_entry
-from core.timeutil import now_ms
+from core.timeutil import now_ms, parse_iso_ms
 
 SCHEMA = "continuity.report/1"
 MAX_PROBLEMS = 1000
@@ -91,6 +91,7 @@ class _Builder:
         if wanted is not None:
             exact = [s for s in sessions if wanted in (s.session_id, s.key)]
             sessions = exact or [s for s in sessions if s.session_id.startswith(wanted)]
+        sessions.sort(key=_started)
         out: list[tuple[SessionState, list[Turn]]] = []
         for session in sessions:
             turns = [t for t in session.turns if self.options.in_window(t.ts_ms)]
@@ -196,6 +197,14 @@ class _Builder:
                 item["content"] = _content(turn, include_text=self.options.include_text)
             out.append(item)
         return out
+
+
+def _started(session: SessionState) -> tuple[int, str]:
+    """Sessions are listed oldest first: by header time, else first call, then id (a stable order)."""
+    header_ms = parse_iso_ms(session.header.timestamp) if session.header is not None else None
+    first = next((t.ts_ms for t in session.turns if t.ts_ms is not None), None)
+    started = header_ms if header_ms is not None else first
+    return (started if started is not None else 2**62, session.session_id)
 
 
 def _profile(session: SessionState) -> Any:

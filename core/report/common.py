@@ -85,3 +85,36 @@ def value_text(value: Any) -> str:
 def diff_total(commit: dict[str, Any]) -> int:
     total = commit.get("diff_total")
     return total if isinstance(total, int) else len(commit.get("diff") or [])
+
+
+def agreement(report: dict[str, Any]) -> tuple[int, int] | None:
+    """(turns whose replayed decision matches the logged one, turns the replay judged); None if none judged."""
+    judged = [t.get("agreement") for t in report.get("turns") or [] if isinstance(t.get("agreement"), bool)]
+    return (sum(judged), len(judged)) if judged else None
+
+
+def disagreements(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Turns where the replay decided differently from what the agent logged."""
+    return [t for t in report.get("turns") or [] if t.get("agreement") is False]
+
+
+def decision_text(decision: Any) -> str:
+    """`flatten/assistant_rewritten/3` for a logged or recomputed decision; `–` when absent."""
+    if not isinstance(decision, dict) or decision.get("kind") is None:
+        return "–"
+    parts = [str(decision.get("kind")), str(decision.get("reason"))]
+    if isinstance(decision.get("count"), int):
+        parts.append(str(decision["count"]))
+    return "/".join(parts)
+
+
+def profile_of(session: dict[str, Any]) -> tuple[str, str | None] | None:
+    """(label, why) of the build profile the analysis chose for a session, when it chose one."""
+    profile = session.get("profile")
+    if not isinstance(profile, dict):
+        return None
+    label = profile.get("label") or profile.get("id")
+    if label is None:
+        return None
+    why = profile.get("why")
+    return str(label), str(why) if why is not None else None

@@ -14,11 +14,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from core.report.common import (
+    agreement,
     copies,
+    decision_text,
     diff_total,
     directive_share,
+    disagreements,
     is_rewritten,
     kinds_of,
+    profile_of,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -136,6 +140,7 @@ def render_html(report: dict[str, Any]) -> str:
             _directives,
             _rewritten,
             _avoidable,
+            _disagreements,
             _sessions,
             _turns,
             _problems,
@@ -187,10 +192,16 @@ def _cards(report: dict[str, Any]) -> str:
         (f"{n(cf.get('resends_avoidable'))} / {n(cf.get('resends_logged'))}" if cf else "–", "avoidable re-sends"),
         (n(largest.get("payload_bytes_raw")) if largest else "–", "largest payload (bytes)"),
         (f"{n(peak.get('value'))} <small>{e(peak.get('kind'))}</small>" if peak else "–", "peak count"),
+        (_agreement_card(report), "replay agrees with the log"),
         (n(report.get("problems_total")), "problems"),
     ]
     inner = "".join(f'<div class="card"><b>{value}</b><span>{label}</span></div>' for value, label in cards)
     return f'<section><div class="cards">{inner}</div></section>\n'
+
+
+def _agreement_card(report: dict[str, Any]) -> str:
+    found = agreement(report)
+    return "–" if found is None else f"{n(found[0])} / {n(found[1])}"
 
 
 def _legend(kinds: Iterable[str]) -> str:
@@ -517,7 +528,42 @@ def _sessions(report: dict[str, Any]) -> str:
         for s in sessions
     ]
     headers = ["session", "cwd", "turns", *(e(k) for k in kinds), "rewritten", "payload bytes"]
-    return out + table(headers, rows, numeric=range(2, len(kinds) + 5)) + "</section>\n"
+    out += table(headers, rows, numeric=range(2, len(kinds) + 5))
+    profiles = [(s, found) for s in sessions if (found := profile_of(s)) is not None]
+    if profiles:
+        items = "".join(
+            f"<li><code>{e(session.get('id'))}</code>: {e(label)}"
+            + (f' <span class="note">— {e(why)}</span>' if why else "")
+            + "</li>"
+            for session, (label, why) in profiles
+        )
+        out += f"<h3>Build profile per session</h3><ul>{items}</ul>"
+    return out + "</section>\n"
+
+
+def _disagreements(report: dict[str, Any]) -> str:
+    found = agreement(report)
+    if found is None:
+        return ""
+    turns = disagreements(report)
+    out = "<section><h2>Replay disagreements</h2>"
+    if not turns:
+        return (
+            out + f'<p class="note">The replay agrees with every logged decision ({n(found[1])} turns).</p></section>\n'
+        )
+    rows = [
+        [
+            f"<code>{e(t.get('session'), 60)}</code>",
+            n(t.get("index")),
+            e(t.get("ts")),
+            f"<code>{e(decision_text(t.get('logged')))}</code>",
+            f"<code>{e(decision_text(t.get('recomputed')))}</code>",
+            e(t.get("disagreement")),
+        ]
+        for t in turns[:MAX_TURN_ROWS]
+    ]
+    headers = ["session", "turn", "time", "logged", "recomputed", "first difference"]
+    return out + table(headers, rows, numeric=(1,)) + more(len(rows), len(turns), "disagreements") + "</section>\n"
 
 
 def _turns(report: dict[str, Any]) -> str:

@@ -14,11 +14,15 @@ from typing import Any
 
 from core.model import KINDS
 from core.report.common import (
+    agreement,
     copies,
+    decision_text,
     diff_total,
     directive_share,
+    disagreements,
     is_rewritten,
     kinds_of,
+    profile_of,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -36,7 +40,9 @@ MAX_AVOIDABLE = 50
 MAX_PROBLEMS = 50
 MAX_SOURCES = 60
 
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
+#: characters Markdown may act on mid-line; `_` between two word characters never starts emphasis in GFM,
+#: and `>` is inert once every `<` is escaped, so both stay as they are (paths and reasons stay readable)
+_SPECIAL = re.compile(r"([\\`*\[\]<|~&#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 # ---------------------------------------------------------------------- inline formatting
@@ -137,6 +143,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         _turns,
         _directives,
         _avoidable,
+        _disagreements,
         _rewritten,
         _problems,
         _sources,
@@ -197,9 +204,18 @@ def _summary(report: dict[str, Any]) -> list[str]:
             "peak count",
             f"{num(peak.get('value'))} ({code(peak.get('kind'))}) at {when(peak.get('at'))}" if peak else "–",
         ],
+        ["replay agrees with the logged decision", _agreement_text(report)],
         ["problems", num(report.get("problems_total"))],
     ]
     return ["## Summary", "", *table(["measure", "value"], rows), ""]
+
+
+def _agreement_text(report: dict[str, Any]) -> str:
+    found = agreement(report)
+    if found is None:
+        return "not replayed"
+    agree, judged = found
+    return f"{num(agree)} of {num(judged)} turns"
 
 
 def _kinds(report: dict[str, Any]) -> list[str]:
@@ -296,7 +312,37 @@ def _sessions(report: dict[str, Any]) -> list[str]:
         for s in sessions[:MAX_SESSIONS]
     ]
     headers = ["session", "cwd", "turns", *map(kind_header, kinds), "rewritten", "payload bytes"]
-    return ["## Sessions", "", *table(headers, rows), "", *more(len(rows), len(sessions), "sessions")]
+    out = ["## Sessions", "", *table(headers, rows), "", *more(len(rows), len(sessions), "sessions")]
+    profiles = [(s, found) for s in sessions[:MAX_SESSIONS] if (found := profile_of(s)) is not None]
+    if profiles:
+        out += ["Build profile chosen per session (the rules the recomputation used):", ""]
+        for session, (label, why) in profiles:
+            out.append(f"- {code(session.get('id'))}: {esc(label)}" + (f" — {esc(why)}" if why else ""))
+        out.append("")
+    return out
+
+
+def _disagreements(report: dict[str, Any]) -> list[str]:
+    found = agreement(report)
+    if found is None:
+        return []
+    turns = disagreements(report)
+    out = ["## Replay disagreements", ""]
+    if not turns:
+        return [*out, f"The replay agrees with every logged decision ({num(found[1])} turns).", ""]
+    rows = [
+        [
+            code(t.get("session")),
+            num(t.get("index")),
+            when(t.get("ts")),
+            code(decision_text(t.get("logged"))),
+            code(decision_text(t.get("recomputed"))),
+            esc(t.get("disagreement") or "–"),
+        ]
+        for t in turns[:MAX_AVOIDABLE]
+    ]
+    headers = ["session", "turn", "time", "logged", "recomputed", "first difference"]
+    return [*out, *table(headers, rows), "", *more(len(rows), len(turns), "disagreements")]
 
 
 def _turns(report: dict[str, Any]) -> list[str]:
@@ -433,7 +479,7 @@ def _rewritten(report: dict[str, Any]) -> list[str]:
         out.append(f"### {code(turn.get('session'))} turn {num(turn.get('index'))} · {when(turn.get('ts'))}")
         out.append("")
         klass_text = esc(klass) if klass else "class unknown"
-        out.append(f"- Outcome: rewritten ({klass_text}), evidence from {esc(commit.get('source'))}")
+        out.append(f"- Outcome: rewritten ({klass_text}); evidence: {esc(commit.get('source'))}")
         content = turn.get("content")
         if isinstance(content, dict):
             blocks = ", ".join(f"{num(n)} {esc(kind)}" for kind, n in (content.get("blocks") or {}).items())

@@ -158,19 +158,29 @@ def _apply(rule: _Rule, text: str, hits: list[str]) -> str:
     return rule.pattern.sub(replace, text)
 
 
-@lru_cache(maxsize=65_536)
-def _redact_cached(text: str) -> tuple[str, tuple[str, ...]]:
+#: the report's own time stamps: the most frequent strings of a big report, and never a secret
+_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+#: strings up to this length are memoized (kinds, reasons, tags and ids repeat thousands of times)
+_CACHED_LEN = 256
+
+
+def _redact(text: str) -> tuple[str, tuple[str, ...]]:
+    if not _TRIGGER.search(text):
+        return text, ()
     hits: list[str] = []
     for rule in RULES:
         text = _apply(rule, text, hits)
     return text, tuple(hits)
 
 
+_redact_short = lru_cache(maxsize=65_536)(_redact)
+
+
 def redact_text(text: str) -> tuple[str, list[str]]:
     """One string -> (the string with every secret replaced, the kinds replaced in order)."""
-    if len(text) < 8 or not _TRIGGER.search(text):
+    if len(text) < 8 or (len(text) == 24 and _ISO_TIME.fullmatch(text)):
         return text, []
-    out, hits = _redact_cached(text)
+    out, hits = _redact_short(text) if len(text) <= _CACHED_LEN else _redact(text)
     return out, list(hits)
 
 
@@ -182,7 +192,8 @@ class Redactor:
 
     def text(self, value: str) -> str:
         out, hits = redact_text(value)
-        self.counts.update(hits)
+        if hits:
+            self.counts.update(hits)
         return out
 
     def value(self, obj: Any, key: str | None = None) -> Any:
