@@ -140,3 +140,10 @@ def test_no_redact_keeps_the_data_and_says_so(tmp_path: Path, capsys: pytest.Cap
     redacted = orjson.loads(capsys.readouterr().out)
     assert redacted["sessions"][0]["cwd"] == "/home/dev/shop password=[REDACTED:password]"
     assert redacted["redactions"]["total"] >= 1
+
+
+def test_keys_that_redact_alike_merge_so_totals_still_add_up() -> None:
+    other = ANTHROPIC.replace("Zx9", "Qq1")
+    counts = {"by_kind": {"delta": 1, f"fork {ANTHROPIC}": 2, f"fork {other}": 3}}
+    out = Redactor().value(counts)
+    assert out == {"by_kind": {"delta": 1, "fork [REDACTED:anthropic_key]": 5}}

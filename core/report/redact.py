@@ -205,10 +205,12 @@ class Redactor:
                 return _mark(kind)
             return self.text(obj)
         if isinstance(obj, dict):
-            return {
-                self.text(k) if isinstance(k, str) else k: self.value(v, k if isinstance(k, str) else None)
-                for k, v in obj.items()
-            }
+            out: dict[Any, Any] = {}
+            for k, v in obj.items():
+                new_key = self.text(k) if isinstance(k, str) else k
+                new_value = self.value(v, k if isinstance(k, str) else None)
+                out[new_key] = _merge(out[new_key], new_value) if new_key in out else new_value
+            return out
         if isinstance(obj, list):
             return [self.value(v) for v in obj]
         if isinstance(obj, tuple):
@@ -218,6 +220,19 @@ class Redactor:
     def summary(self, *, enabled: bool = True) -> dict[str, Any]:
         """The report's `redactions` field: whether redaction ran, how many strings, by kind."""
         return {"enabled": enabled, "total": sum(self.counts.values()), "by_kind": dict(sorted(self.counts.items()))}
+
+
+def _merge(a: Any, b: Any) -> Any:
+    """Two keys that redact to the same text (two secrets used as names): counts add up, maps merge,
+    anything else keeps the first value, so totals such as `by_kind` still add up to `events`."""
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a + b
+    if isinstance(a, dict) and isinstance(b, dict):
+        merged = dict(a)
+        for key, value in b.items():
+            merged[key] = _merge(merged[key], value) if key in merged else value
+        return merged
+    return a
 
 
 def redact_report(report: dict[str, Any]) -> dict[str, Any]:
