@@ -48,6 +48,7 @@ TAGS = {
     "text",
     "ul",
     "li",
+    "pre",
 }
 ATTRIBUTES = {
     "lang",
@@ -236,3 +237,19 @@ def test_cli_writes_html(tmp_path: Path) -> None:
     assert main(["report", str(agent), "--format", "html", "-o", str(target)]) == 0
     page = target.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<h2>Longest streaks</h2>" in page
+
+
+def test_message_text_only_with_include_text(tmp_path: Path) -> None:
+    agent = write_agent(tmp_path, extra="<b>bold</b>")
+    engine = Engine([agent])
+    engine.drain()
+    enrich(engine)
+    try:
+        with_text = render(build_report(engine, ReportOptions(include_text=True, now_ms=T0)), "html")
+        summarized = render(build_report(engine, ReportOptions(now_ms=T0)), "html")
+    finally:
+        engine.close()
+    assert "<summary>message text</summary>" in with_text and "rewritten answer" in with_text
+    assert "&lt;b&gt;bold&lt;/b&gt;</code></pre>" in with_text
+    assert "message text" not in summarized and "rewritten answer" not in summarized
+    _assert_inert(with_text)

@@ -131,3 +131,16 @@ def test_cli_writes_markdown_to_a_file_and_several_formats_to_a_dir(
     ]
     assert main(["report", str(agent), "--format", "json,md"]) == 2  # several formats need -o DIR
     assert main(["report", str(agent), "--format", "pdf"]) == 2
+
+
+def test_message_text_only_with_include_text(tmp_path: Path) -> None:
+    engine = Engine([write_agent(tmp_path)])
+    engine.drain()
+    enrich(engine)
+    try:
+        with_text = render(build_report(engine, ReportOptions(include_text=True, now_ms=T0)), "md")
+        summarized = render(build_report(engine, ReportOptions(now_ms=T0)), "md")
+    finally:
+        engine.close()
+    assert "Message text:\n\n```text\nrewritten answer" in with_text
+    assert "Message text:" not in summarized and "rewritten answer" not in summarized

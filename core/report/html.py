@@ -36,6 +36,7 @@ MAX_STREAKS = 20
 MAX_TURN_ROWS = 500
 MAX_REWRITTEN = 100
 MAX_DIFF_ROWS = 100
+MAX_TEXT_LINES = 200
 MAX_PROBLEMS = 200
 MAX_SOURCES = 200
 MAX_BARS = 480
@@ -74,6 +75,7 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wra
 svg{width:100%;height:auto;background:var(--card);border-radius:6px}
 svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
 details{margin:6px 0}summary{cursor:pointer}
+pre{background:var(--card);padding:8px;border-radius:6px;overflow-x:auto;white-space:pre-wrap}
 .vol{color:var(--muted)}.sem{color:var(--bad);font-weight:600}
 """
 
@@ -449,6 +451,10 @@ def _rewritten(report: dict[str, Any]) -> str:
             out += f'<p class="note">Message: {blocks or "no blocks"}; {n(content.get("chars"))} characters.</p>'
         if turn.get("why"):
             out += f"<p>{e(turn.get('why'))}</p>"
+        text = content.get("text") if isinstance(content, dict) else None
+        if isinstance(text, str) and text:  # only with --include-text
+            body = "\n".join(e(line, 1000) for line in text.splitlines()[:MAX_TEXT_LINES])
+            out += f"<details><summary>message text</summary><pre><code>{body}</code></pre></details>"
         diff = commit.get("diff") or []
         if diff:
             rows = [

@@ -36,6 +36,7 @@ MAX_SESSIONS = 50
 MAX_TURN_ROWS = 300
 MAX_REWRITTEN = 40
 MAX_DIFF_LINES = 40
+MAX_TEXT_LINES = 40
 MAX_AVOIDABLE = 50
 MAX_PROBLEMS = 50
 MAX_SOURCES = 60
@@ -490,6 +491,10 @@ def _rewritten(report: dict[str, Any]) -> list[str]:
         out.append("")
         lines = diff_lines(commit)
         out += [*fenced(lines), ""] if lines else ["No field diff recorded for this turn.", ""]
+        text = content.get("text") if isinstance(content, dict) else None
+        if isinstance(text, str) and text:  # only with --include-text
+            shown = text.splitlines()[:MAX_TEXT_LINES]
+            out += ["Message text:", "", *fenced(shown), ""]
     return out + more(min(len(turns), MAX_REWRITTEN), len(turns), "rewritten turns")
 
 
