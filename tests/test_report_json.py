@@ -312,3 +312,26 @@ def test_schema_rejects_a_renamed_or_missing_field(agent: Path) -> None:
     extra = json.loads(json.dumps(report))
     extra["continuity"]["something_new"] = 1  # new fields are allowed
     validate(extra)
+
+
+def test_bundled_demo_report_validates_and_counts_every_log_decision(tmp_path: Path) -> None:
+    from core.demo.writer import demo_source
+
+    demo = demo_source()
+    report = report_for(demo)
+    validate(report)
+    logged = 0
+    for name in ("session.log.1", "session.log"):
+        path = demo / "logs" / name
+        for raw in path.read_bytes().splitlines() if path.exists() else []:
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue  # the demo carries a few bad lines on purpose
+            if obj.get("event") == "claude_sdk_oauth_session_continuity" and isinstance(obj.get("kind"), str):
+                logged += 1
+    assert report["continuity"]["events"] == logged > 0
+    assert report["sessions"] and all(not s["path"].startswith("/") for s in report["sessions"])
+    assert sum(s["turns"] for s in report["sessions"]) == len(report["turns"])
+    for fmt in ("md", "html"):
+        assert render(report, fmt)
