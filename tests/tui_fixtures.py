@@ -67,13 +67,12 @@ class Transcript:
         if rewritten:
             self.add(ms + 900, "custom", customType="claude-sdk-oauth-binding",
                      data={"schemaVersion": 1, "invalidated": True, "reason": "assistant_rewritten"})  # fmt: skip
+        thinking: dict[str, Any] = {"type": "thinking", "thinking": "thinking about it", "thinkingSignature": "sig"}
+        if rewritten:  # the pre-2026.8.11 bug: thinking timing stamped after the capture
+            thinking.update(startedAt=ms + 10, endedAt=ms + 20)
         message = {
             "role": "assistant",
-            "content": [
-                {"type": "thinking", "thinking": "thinking about it", "thinkingSignature": "sig",
-                 "startedAt": ms + 10, "endedAt": ms + 20},
-                {"type": "text", "text": text},
-            ],
+            "content": [thinking, {"type": "text", "text": text}],
             "api": "claude-sdk-oauth", "provider": "claude-sdk-oauth", "model": "claude-opus-4-8",
             "usage": {"input": 6, "output": 120, "cacheRead": 1000 + self._n * 50, "cacheWrite": 200,
                       "totalTokens": 1326},
@@ -120,6 +119,12 @@ def write_agent(root: Path, *, hostile: bool = False, turns: int = 12) -> dict[s
             a.assistant(t, kind, reason_x, 2 + i, payload=3100 + 900 * i, rewritten=i == 5)
         else:
             a.assistant(t, "delta", "prefix_matched", 1)
+    if hostile:
+        a.entries[1]["modelId"] = "claude" + HOSTILE
+        for entry in a.entries:
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                message["model"] = "opus" + HOSTILE
     b = Transcript(SID_B, "/home/dev/api")
     b.header(T0 + 5000)
     t = T0 + 6000
@@ -134,10 +139,17 @@ def write_agent(root: Path, *, hostile: bool = False, turns: int = 12) -> dict[s
     logs.mkdir(parents=True, exist_ok=True)
     body = [json.dumps(line) for _, line in lines]
     body.insert(3, '{"ts": "2026-07-27T00:00:00.000Z", "level": "info", "event": broken')
+    paths = {"log": logs / "session.log", "a": a.write(root), "b": b.write(root)}
     if hostile:
         body.insert(5, "not json " + HOSTILE)
+        body.append(continuity_line(T0 + 999_000, HOSTILE, HOSTILE, 3).rstrip("\n"))
+        odd = root / "sessions" / ("--odd" + HOSTILE.replace("/", "|") + "--")
+        odd.mkdir(parents=True)
+        header = {"type": "session", "version": 3, "id": "0198ffff-" + HOSTILE, "timestamp": iso(T0), "cwd": "/x"}
+        (odd / "x.jsonl").write_text(json.dumps(header) + "\n{broken " + HOSTILE + "\n", encoding="utf-8")
+        paths["odd"] = odd / "x.jsonl"
     (logs / "session.log").write_text("\n".join(body) + "\n", encoding="utf-8")
-    return {"log": logs / "session.log", "a": a.write(root), "b": b.write(root)}
+    return paths
 
 
 def continuity_line(ms: int, kind: str, reason: str, count: int | None = None) -> str:
@@ -146,3 +158,38 @@ def continuity_line(ms: int, kind: str, reason: str, count: int | None = None) -
     if count is not None:
         line["count"] = count
     return json.dumps(line) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- Pilot helpers
+FROZEN = 1_785_900_000.0  # a fixed wall clock (seconds) for byte-stable screens
+
+
+async def wait_for(pilot: Any, predicate: Any, timeout: float = 5.0, step: float = 0.05) -> bool:
+    """Pause the pilot until `predicate()` is true (bounded); returns the last value."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await pilot.pause(step)
+    return bool(predicate())
+
+
+async def wait_loaded(pilot: Any, app: Any, timeout: float = 8.0) -> None:
+    """Until the worker read what was on disk and the screen painted that snapshot."""
+    ok = await wait_for(
+        pilot,
+        lambda: app.loaded.is_set() and app.snapshot.version == app.engine.state.version and app._consumed.is_set(),
+        timeout,
+    )
+    assert ok, "the ingest worker did not finish reading the fixture"
+    await pilot.pause()
+
+
+def screen_output(app: Any) -> tuple[str, list[str]]:
+    """What the terminal would receive for a full repaint of the current screen, and its plain lines."""
+    update = app.screen._compositor.render_full_update()
+    raw = update.render_segments(app.console)
+    lines = ["".join(segment.text for strip in line for segment in strip) for line in update.strips]
+    return raw, lines

@@ -52,6 +52,8 @@ from tui.widgets.turn_table import TurnPane, TurnTable
 if TYPE_CHECKING:
     from core.engine import Engine
 
+DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
+                               "problems", "toggle_metric", "back", "open"})  # fmt: skip
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
 SHORT = 32  # below this height panes use their compact heights
 
@@ -114,6 +116,19 @@ class ContinuityApp(App[None]):
         self._filter_timer: Any = None
 
     # ------------------------------------------------------------------ layout
+    @property
+    def main(self) -> Screen[Any]:
+        """The dashboard screen: queries go here even while a detail or help screen is on top."""
+        return self.screen_stack[0]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Dashboard keys work on the dashboard; over a detail only r/R do (they move to the next turn)."""
+        if action not in DASHBOARD_ACTIONS:
+            return True
+        if isinstance(self.screen, DetailScreen) and action in ("next_rewritten", "previous_rewritten"):
+            return True
+        return self.screen is self.main
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
             yield RatesPane(id="rates")
@@ -124,14 +139,14 @@ class ContinuityApp(App[None]):
             yield TurnPane(id="turn-pane")
         yield FilterBar(id="filter")
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#sessions", SessionList).border_title = "Sessions"
-        self.query_one("#sessions", SessionList).border_subtitle = "turns · resend · R"
-        self.query_one("#turn-pane", TurnPane).border_title = "Turns"
+        self.main.query_one("#sessions", SessionList).border_title = "Sessions"
+        self.main.query_one("#sessions", SessionList).border_subtitle = "turns · resend · R"
+        self.main.query_one("#turn-pane", TurnPane).border_title = "Turns"
         self._apply_size_classes()
-        self.query_one(TurnTable).focus()
+        self.main.query_one(TurnTable).focus()
         self._update_status()
         if self.demo_writer is not None:
             self.demo_writer.start()
@@ -149,8 +164,8 @@ class ContinuityApp(App[None]):
 
     def _apply_size_classes(self) -> None:
         width, height = self.size
-        self.screen.set_class(height < SHORT, "-short")
-        self.screen.set_class(width < WIDE, "-narrow")
+        self.main.set_class(height < SHORT, "-short")
+        self.main.set_class(width < WIDE, "-narrow")
 
     # ------------------------------------------------------------------ ingestion (worker thread)
     @work(thread=True, exclusive=True, group="ingest", exit_on_error=False, name="ingest")
@@ -205,15 +220,15 @@ class ContinuityApp(App[None]):
         self._consumed.set()
         previous = self.snapshot
         self.snapshot = snapshot
-        self.query_one(RatesPane).show(snapshot.rates)
+        self.main.query_one(RatesPane).show(snapshot.rates)
         if snapshot.version != self._painted_version:
             self._painted_version = snapshot.version
-            table = self.query_one(TurnTable)
+            table = self.main.query_one(TurnTable)
             before = table.row_count
             table.set_rows(snapshot.rows, snapshot.rows_generation, follow=self.following)
             if not self.following and len(snapshot.rows) >= len(previous.rows):
                 self._new_below += max(0, table.row_count - before)
-            sessions = self.query_one(SessionList)
+            sessions = self.main.query_one(SessionList)
             sessions.set_sessions(snapshot.sessions)
             self._update_directives()
             self._update_graph()
@@ -226,24 +241,26 @@ class ContinuityApp(App[None]):
         return [s for s in self.snapshot.sessions if key is None or s.key == key]
 
     def _update_directives(self) -> None:
-        self.query_one(DirectivePane).show(self._selected_sessions())
+        dedupe = self.snapshot.dedupe
+        if dedupe is not None and self.row_filter.session_id not in (None, dedupe.session_id):
+            dedupe = None  # the simulation ran on another session's payload
+        self.main.query_one(DirectivePane).show(self._selected_sessions(), dedupe)
 
     def _update_status(self) -> None:
-        table = self.query_one(TurnTable)
+        table = self.main.query_one(TurnTable)
         state = StatusState(
             following=self.following,
-            live=self.live,
             new_below=self._new_below,
             rows=len(table.rows),
             shown=table.row_count,
             filter_text=self.row_filter.describe(),
         )
-        self.query_one(StatusLine).show(self.snapshot.status, state)
+        self.main.query_one(StatusLine).show(self.snapshot.status, state)
 
     def _update_graph(self) -> None:
         """The graph shows the turns around the table's cursor (the newest ones while following)."""
-        table = self.query_one(TurnTable)
-        graph = self.query_one(PayloadGraph)
+        table = self.main.query_one(TurnTable)
+        graph = self.main.query_one(PayloadGraph)
         capacity = graph.capacity
         total = table.row_count
         if self.following or total <= capacity:
@@ -282,23 +299,23 @@ class ContinuityApp(App[None]):
 
     @on(RowList.Selected, "#sessions")
     def _pick_session(self, event: RowList.Selected) -> None:
-        sessions = self.query_one(SessionList)
+        sessions = self.main.query_one(SessionList)
         summary = sessions.session_at(event.index)
         self._set_session(summary.key if summary else None, summary.session_id if summary else None)
         if self.size.width < WIDE:
             sessions.remove_class("-open")
-        self.query_one(TurnTable).focus()
+        self.main.query_one(TurnTable).focus()
 
     def _set_session(self, key: str | None, session_id: str | None) -> None:
         self.row_filter = self.row_filter.with_session(key, session_id)
-        self.query_one(SessionList).set_active(key)
+        self.main.query_one(SessionList).set_active(key)
         self._apply_filter()
         self._update_directives()
 
     def watch_following(self, following: bool) -> None:
         if following:
             self._new_below = 0
-            table = self.query_one(TurnTable)
+            table = self.main.query_one(TurnTable)
             if table.row_count:
                 table.move_to(table.row_count - 1)
         self._update_status()
@@ -315,17 +332,17 @@ class ContinuityApp(App[None]):
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
         self._set_filter_text(event.value)
-        self.query_one(FilterBar).close()
-        self.query_one(TurnTable).focus()
+        self.main.query_one(FilterBar).close()
+        self.main.query_one(TurnTable).focus()
 
     @on(FilterBar.Cancelled)
     def _filter_cancelled(self) -> None:
-        bar = self.query_one(FilterBar)
+        bar = self.main.query_one(FilterBar)
         if self._filter_timer is not None:
             self._filter_timer.stop()
         self._set_filter_text(bar.before)
         bar.close()
-        self.query_one(TurnTable).focus()
+        self.main.query_one(TurnTable).focus()
 
     def _set_filter_text(self, text: str) -> None:
         parsed = parse(text)
@@ -333,7 +350,7 @@ class ContinuityApp(App[None]):
         self._apply_filter()
 
     def _apply_filter(self) -> None:
-        table = self.query_one(TurnTable)
+        table = self.main.query_one(TurnTable)
         table.set_filter(self.row_filter, follow=self.following)
         self._update_graph()
         self._update_status()
@@ -346,21 +363,28 @@ class ContinuityApp(App[None]):
         self._jump_rewritten(forward=False)
 
     def _jump_rewritten(self, *, forward: bool) -> None:
-        table = self.query_one(TurnTable)
+        """Like a search in an editor: the next match after the cursor, wrapping around once."""
+        table = self.main.query_one(TurnTable)
         index = table.find(is_rewritten, forward=forward)
         if index is None:
-            where = "after" if forward else "before"
-            if not any(is_rewritten(table.row_at(i)) for i in range(table.row_count)):
-                self.notify("no rewritten turn in view", markup=False, timeout=3)
-            else:
-                self.notify(f"no rewritten turn {where} this one", markup=False, timeout=3)
-            return
+            index = table.find(is_rewritten, forward=forward, start=-1 if forward else table.row_count)
+            if index is None or index == table.cursor:
+                message = "no rewritten turn" if index is None else "this is the only rewritten turn"
+                self.notify(f"{message} in view", markup=False, timeout=3)
+                return
+            self.notify("wrapped around to the " + ("first" if forward else "last") + " rewritten turn",
+                        markup=False, timeout=2)  # fmt: skip
         self.following = False
         table.move_to(index)
+        if isinstance(self.screen, DetailScreen):
+            row = table.current
+            if isinstance(row, Turn):
+                self.switch_screen(self._detail(row))
+            return
         table.focus()
 
     def action_open(self) -> None:
-        table = self.query_one(TurnTable)
+        table = self.main.query_one(TurnTable)
         row = table.current
         if not isinstance(row, Turn):
             if row is not None:
@@ -368,22 +392,25 @@ class ContinuityApp(App[None]):
                             markup=False, timeout=4)  # fmt: skip
             return
         self.following = False
-        cwd = next((s.cwd for s in self.snapshot.sessions if s.session_id == row.session), None)
-        self.push_screen(DetailScreen(row, cwd))
+        self.push_screen(self._detail(row))
+
+    def _detail(self, turn: Turn) -> DetailScreen:
+        summary = next((s for s in self.snapshot.sessions if s.session_id == turn.session), None)
+        return DetailScreen(turn, summary.cwd if summary else None, summary.key if summary else None)
 
     def action_filter(self) -> None:
-        self.query_one(FilterBar).open(self.row_filter.text)
+        self.main.query_one(FilterBar).open(self.row_filter.text)
 
     def action_sessions(self) -> None:
-        sessions = self.query_one(SessionList)
+        sessions = self.main.query_one(SessionList)
         if self.size.width < WIDE:
             if sessions.has_class("-open") and sessions.has_focus:
                 sessions.remove_class("-open")
-                self.query_one(TurnTable).focus()
+                self.main.query_one(TurnTable).focus()
                 return
             sessions.add_class("-open")
         if sessions.has_focus:
-            self.query_one(TurnTable).focus()
+            self.main.query_one(TurnTable).focus()
         else:
             sessions.focus()
 
@@ -391,15 +418,15 @@ class ContinuityApp(App[None]):
         self.following = not self.following
 
     def action_toggle_metric(self) -> None:
-        current = self.query_one(PayloadGraph).data.metric
+        current = self.main.query_one(PayloadGraph).data.metric
         self.metric = "tokens" if current == "bytes" else "bytes"
         self._update_graph()
 
     def action_back(self) -> None:
-        sessions = self.query_one(SessionList)
+        sessions = self.main.query_one(SessionList)
         if sessions.has_focus or (sessions.has_class("-open") and self.size.width < WIDE):
             sessions.remove_class("-open")
-            self.query_one(TurnTable).focus()
+            self.main.query_one(TurnTable).focus()
         elif self.row_filter.active:
             self._set_filter_text("")
             if self.row_filter.session_id is not None:

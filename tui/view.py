@@ -133,6 +133,7 @@ class SessionSummary:
     last_ms: int | None = None
     tags: dict[str, TagTotals] = field(default_factory=dict)
     dedupe_saved: int | None = None
+    largest_flatten: tuple[int, int] | None = None  # (raw payload bytes, turn index) of its biggest flatten
 
     @property
     def resend_share(self) -> float | None:
@@ -141,6 +142,17 @@ class SessionSummary:
         if not decided:
             return None
         return sum(self.by_kind[k] for k in RESEND_KINDS) / decided
+
+
+@dataclass(frozen=True, slots=True)
+class DedupeInfo:
+    """Dedupe policies simulated on the largest flatten payload (where directive copies pile up)."""
+
+    session_id: str
+    index: int
+    bytes_before: int
+    keep_first: int  # this tool's proposal: keep the first identical copy of every tag
+    senpi: int | None  # what senpi's own ultrawork rule leaves
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +196,7 @@ class Snapshot:
     rows_generation: int  # bumps when rows were rebuilt or reordered (not on plain appends)
     logs_only: bool
     problems: tuple[Problem, ...]  # newest first
+    dedupe: DedupeInfo | None = None
 
     @staticmethod
     def empty(wall_ms: int = 0) -> Snapshot:
@@ -319,9 +332,18 @@ def summarize(session: SessionState) -> SessionSummary:
                 totals = out.tags.get(tag)
                 if totals is None:
                     totals = out.tags[tag] = TagTotals()
-                totals.copies += int(values.get("copies", 0))
-                totals.bytes += int(values.get("bytes", 0))
+                copies = int(values.get("copies", 0))
+                nbytes = int(values.get("bytes", 0))
+                totals.copies += copies
+                totals.bytes += nbytes
                 totals.turns += 1
+                if copies > 1:  # every copy after the first in one payload: what keep-first removes
+                    totals.saved_bytes = (totals.saved_bytes or 0) + nbytes * (copies - 1) // copies
+        raw = turn.payload_bytes_raw
+        info = turn.extra.get("payload")
+        flatten = raw is not None and isinstance(info, dict) and info.get("serializer") == "flatten"
+        if flatten and (out.largest_flatten is None or raw > out.largest_flatten[0]):
+            out.largest_flatten = (raw, turn.index)
     _ledger(session, out)
     return out
 
@@ -359,6 +381,9 @@ class SnapshotBuilder:
         self.rows = RowIndex()
         self._summaries: dict[str, _Cached] = {}
         self._rate_samples: list[tuple[float, int]] = []
+        self._dedupe: DedupeInfo | None = None
+        self._dedupe_key: tuple[str, int, int] | None = None
+        self._dedupe_at = float("-inf")
 
     def build(self) -> Snapshot:
         engine = self.engine
@@ -400,6 +425,7 @@ class SnapshotBuilder:
             rows_generation=self.rows.generation,
             logs_only=self.rows.logs_only,
             problems=tuple(reversed(state.problems)),
+            dedupe=self._simulate(state, sessions, now, status.pending_bytes),
         )
 
     def _session_summaries(self, state: State, now: float) -> list[SessionSummary]:
@@ -426,6 +452,40 @@ class SnapshotBuilder:
         for key in set(self._summaries) - set(state.sessions):
             del self._summaries[key]
         return out
+
+    def _simulate(
+        self, state: State, sessions: tuple[SessionSummary, ...], now: float, pending: int
+    ) -> DedupeInfo | None:
+        """Dedupe on the largest flatten, re-simulated only when that payload changes, at most every 3 s and
+        not during a backfill: it rebuilds the prompt from disk (core.analysis.payload.simulate_turn)."""
+        best = max(
+            ((s.largest_flatten, s.key) for s in sessions if s.largest_flatten is not None),
+            default=None,
+            key=lambda item: item[0][0] if item[0] else 0,
+        )
+        if best is None or best[0] is None:
+            return self._dedupe
+        (raw, index), key = best
+        mark = (key, index, raw)
+        if mark == self._dedupe_key or pending > 0 or now - self._dedupe_at < 3.0:
+            return self._dedupe
+        self._dedupe_key, self._dedupe_at = mark, now
+        session = state.sessions.get(key)
+        try:
+            from core.analysis.payload import simulate_turn
+        except ImportError:
+            return None
+        sims = simulate_turn(session, index) if session is not None else None
+        if not sims:
+            return self._dedupe
+        first = sims.get("keep_first_identical_all_tags")
+        senpi = sims.get("keep_identical_previous_ultrawork") or sims.get("keep_last_ultrawork")
+        if first is None:
+            return self._dedupe
+        self._dedupe = DedupeInfo(
+            session.session_id, index, first.bytes_before, first.bytes_after, senpi.bytes_after if senpi else None
+        )
+        return self._dedupe
 
     def _files(self) -> int:
         sources = getattr(self.engine, "sources", None)

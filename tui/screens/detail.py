@@ -93,9 +93,11 @@ class DetailScreen(Screen[None]):
 
     DEFAULT_CSS = """
     DetailScreen #detail-title { height: 1; background: $panel; padding: 0 1; }
-    DetailScreen #detail-summary { height: 1fr; min-height: 6; }
+    DetailScreen #detail-summary { height: auto; max-height: 55%; min-height: 6; }
     DetailScreen #detail-top { height: auto; }
-    DetailScreen #detail-top > Static { width: 1fr; height: auto; border: round $primary 60%; padding: 0 1; }
+    DetailScreen #detail-top > Static {
+        width: 1fr; height: auto; min-height: 8; border: round $primary 60%; padding: 0 1;
+    }
     DetailScreen #fingerprints, DetailScreen #diff {
         height: auto; border: round $primary 60%; padding: 0 1;
     }
@@ -111,10 +113,11 @@ class DetailScreen(Screen[None]):
         Binding("m", "maximize", "Maximize pane", show=True),
     ]
 
-    def __init__(self, turn: Turn, session_cwd: str | None = None) -> None:
+    def __init__(self, turn: Turn, session_cwd: str | None = None, session_key: str | None = None) -> None:
         super().__init__()
         self.turn = turn
         self.session_cwd = session_cwd
+        self.session_key = session_key
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="detail-title")
@@ -122,8 +125,8 @@ class DetailScreen(Screen[None]):
             with Horizontal(id="detail-top"):
                 yield Static(self._decision(), id="decision")
                 yield Static(self._payload(), id="payload")
-            yield Static(self._fingerprints(), id="fingerprints")
             yield Static(self._diff(), id="diff")
+            yield Static(self._fingerprints(), id="fingerprints")
         with Horizontal(id="sides"):
             with Vertical(id="capture-box"):
                 yield JsonView(id="capture")
@@ -149,8 +152,12 @@ class DetailScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="detail-read", exit_on_error=False)
     def _load(self) -> None:
         """Read both sides from disk (worker thread), then hand them to the UI."""
-        sides = load_sides(self.turn)
-        changed = diff_paths(self.turn.commit.diff) if self.turn.commit else {}
+        sides = self._read_sides()
+        changes = list(self.turn.commit.diff) if self.turn.commit else []
+        computed = False
+        if not changes and sides.capture is not None and sides.commit is not None:
+            changes, computed = _diff(sides.capture, sides.commit), True
+        changed = diff_paths(changes)
         capture_paths = _present(sides.capture)
         commit_paths = _present(sides.commit)
         cap_notes = [sides.capture_note] if sides.capture_note else []
@@ -167,9 +174,45 @@ class DetailScreen(Screen[None]):
             cap_lines = [line for line in cap_lines if line.kind == "note"]
         if sides.commit is None:
             com_lines = [line for line in com_lines if line.kind == "note"]
-        self.app.call_from_thread(self._show_sides, sides, cap_lines, com_lines, changed)
+        self.app.call_from_thread(self._show_sides, sides, cap_lines, com_lines, changed, changes if computed else None)
 
-    def _show_sides(self, sides: Sides, cap: list[JsonLine], com: list[JsonLine], changed: dict[str, bool]) -> None:
+    def _read_sides(self) -> Sides:
+        """Through core's commit analysis when present (it knows recordings and inferred captures)."""
+        try:
+            from core.analysis.commit import load_capture_commit
+        except ImportError:
+            return load_sides(self.turn)
+        engine = getattr(self.app, "engine", None)
+        session = None
+        if engine is not None and self.session_key is not None:
+            with engine.lock:
+                session = engine.state.sessions.get(self.session_key)
+                loaded = load_capture_commit(self.turn, session)
+        else:
+            loaded = load_capture_commit(self.turn, None)
+        source = self.turn.commit.source if self.turn.commit else None
+        cap_label = "capture · last streamed update" if source == "events" else "capture"
+        note = display(loaded.note, 300) if loaded.note else None
+        return Sides(
+            capture=loaded.capture,
+            commit=loaded.commit,
+            capture_note=note,
+            commit_note=None if loaded.commit is not None else "the committed message could not be re-read",
+            capture_label=cap_label,
+            commit_label="commit · persisted message",
+        )
+
+    def _show_sides(
+        self,
+        sides: Sides,
+        cap: list[JsonLine],
+        com: list[JsonLine],
+        changed: dict[str, bool],
+        computed: list[DiffChange] | None,
+    ) -> None:
+        if computed:
+            block = self.query_one("#diff", Static)
+            block.update(diff_table(computed, note="compared here: capture vs commit as re-read from disk"))
         self.query_one("#capture-box").border_title = sides.capture_label
         self.query_one("#commit-box").border_title = sides.commit_label
         for view_id, lines in (("#capture", cap), ("#commit", com)):
@@ -193,7 +236,7 @@ class DetailScreen(Screen[None]):
         if turn.model:
             parts += ["  ", (display(turn.model, 40), MUTED)]
         if turn.stop_reason:
-            parts += ["  stop ", display(turn.stop_reason, 20)]
+            parts += ["  stop: ", display(turn.stop_reason, 20)]
         if turn.rewritten:
             parts += ["  ", ("REWRITTEN", "$error bold")]
         if turn.avoidable:
@@ -226,7 +269,9 @@ class DetailScreen(Screen[None]):
         if turn.disagreement:
             lines.append(Content.assemble(("differs    ", "bold"), (display(turn.disagreement, 300), "$error")))
         lines.append(Content.assemble(("why        ", "bold"), display(turn.why, 400) if turn.why else ("—", MUTED)))
-        if turn.avoidable is not None:
+        if turn.avoidable is None:
+            lines.append(Content.assemble(("avoidable  ", "bold"), ("— (only re-sends are judged)", MUTED)))
+        else:
             text = "yes — a volatile-only rewrite; a stable fingerprint keeps the delta" if turn.avoidable else "no"
             if turn.avoidable and turn.payload_bytes_if_stable is not None:
                 text += f" ({human_bytes(turn.payload_bytes_if_stable)} instead of {human_bytes(payload_bytes(turn))})"
@@ -272,9 +317,9 @@ class DetailScreen(Screen[None]):
         if not prints:
             return Content.styled("no fingerprints yet (computed when the transcript is analysed)", MUTED)
         labels = {"senpi_sha256": "senpi sha256", "senpi_sha256_verbatim": "sha256 verbatim",
-                  "stable_xxh3": "stable xxh3"}  # fmt: skip
+                  "senpi_sha256_projected": "sha256 projected", "stable_xxh3": "stable xxh3"}  # fmt: skip
         lines = [
-            Content.assemble((cell(labels.get(name, display(name, 30)), 16), "bold"), (display(value, 100), MUTED))
+            Content.assemble((cell(labels.get(name, display(name, 30)), 18), "bold"), (display(value, 100), MUTED))
             for name, value in prints.items()
         ]
         return Content("\n").join(lines)
@@ -299,20 +344,8 @@ class DetailScreen(Screen[None]):
         if commit is None:
             return Content.styled("no commit outcome yet (capture and commit are compared when recorded)", MUTED)
         if not commit.diff:
-            note = "no field-level difference known" if commit.outcome == "rewritten" else "capture = commit"
-            return Content.styled(note, MUTED)
-        lines = [Content.styled(cell("path", 34) + cell("change", 20) + cell("vol", 4) + "capture → commit", "bold")]
-        for change in commit.diff[:DIFF_ROWS]:
-            style = "$warning" if change.volatile else "$error"
-            lines.append(Content.assemble(
-                (cell(display(change.path, 200), 34), style),
-                cell(display(change.change, 40), 20),
-                cell("yes" if change.volatile else "no", 4),
-                (display(_short(change.capture), 60), MUTED), " → ", display(_short(change.commit), 60),
-            ))  # fmt: skip
-        if len(commit.diff) > DIFF_ROWS:
-            lines.append(Content.styled(f"… {len(commit.diff) - DIFF_ROWS} more (highlighted below)", MUTED))
-        return Content("\n").join(lines)
+            return Content.styled("comparing capture and commit…", MUTED)
+        return diff_table(commit.diff)
 
     # ------------------------------------------------------------------ actions
     def action_close(self) -> None:
@@ -325,6 +358,38 @@ class DetailScreen(Screen[None]):
         focused = self.focused
         if focused is not None:
             self.maximize(focused)
+
+
+def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
+    """The field-level differences, one per line: path, change, volatile, capture → commit."""
+    if not changes:
+        return Content.styled("capture and commit are identical", MUTED)
+    lines = [Content.styled(cell("path", 34) + cell("change", 20) + cell("vol", 4) + "capture → commit", "bold")]
+    for change in changes[:DIFF_ROWS]:
+        style = "$warning" if change.volatile else "$error"
+        lines.append(
+            Content.assemble(
+                (cell(display(change.path, 200), 34), style),
+                cell(display(change.change, 40), 20),
+                cell("yes" if change.volatile else "no", 4),
+                (display(_short(change.capture), 60), MUTED),
+                " → ",
+                display(_short(change.commit), 60),
+            )
+        )
+    if len(changes) > DIFF_ROWS:
+        lines.append(Content.styled(f"… {len(changes) - DIFF_ROWS} more (highlighted below)", MUTED))
+    if note:
+        lines.append(Content.styled(note, f"{MUTED} italic"))
+    return Content("\n").join(lines)
+
+
+def _diff(capture: Any, commit: Any) -> list[DiffChange]:
+    try:
+        from core.analysis.diff import diff
+    except ImportError:
+        return []
+    return diff(capture, commit)
 
 
 def _decision_line(label: str, kind: str, reason: str, n: int | None, note: str = "",
@@ -366,15 +431,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _present(value: Any, path: str = "") -> set[str]:
+def _present(value: Any) -> set[str]:
     """Every jq path present in `value` (used to say which changed paths are missing on a side)."""
     from tui.widgets.json_view import child_path
 
-    out = {path}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out |= _present(v, child_path(path, str(k)))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out |= _present(v, child_path(path, i))
+    out: set[str] = set()
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, path = stack.pop()
+        out.add(path)
+        if isinstance(node, dict):
+            stack.extend((v, child_path(path, str(k))) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, child_path(path, i)) for i, v in enumerate(node))
     return out

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from core.sanitize import display
 from tui.fmt import MUTED, cell, count, human_bytes, pct, short_bytes
-from tui.view import SessionSummary, TagTotals
+from tui.view import DedupeInfo, SessionSummary, TagTotals
 
 TAG_WIDE = 22
 TAG_NARROW = 14
@@ -56,15 +56,23 @@ class DirectivePane(Static):
         self.tags: dict[str, TagTotals] = {}
         self.payload = 0
         self.saved: int | None = None
+        self.dedupe: DedupeInfo | None = None
         self.border_title = "Directives"
 
-    def show(self, sessions: Iterable[SessionSummary]) -> None:
+    def show(self, sessions: Iterable[SessionSummary], dedupe: DedupeInfo | None = None) -> None:
         tags, payload, saved = combine(sessions)
-        if (tags, payload, saved) == (self.tags, self.payload, self.saved):
+        if (tags, payload, saved, dedupe) == (self.tags, self.payload, self.saved, self.dedupe):
             return
-        self.tags, self.payload, self.saved = tags, payload, saved
+        self.tags, self.payload, self.saved, self.dedupe = tags, payload, saved, dedupe
         total = sum(t.bytes for t in tags.values())
-        if saved is not None:
+        if dedupe is not None and dedupe.bytes_before:
+            cut = 1 - dedupe.keep_first / dedupe.bytes_before
+            self.border_subtitle = Content.assemble(
+                "dedupe largest flatten ",
+                (f"{short_bytes(dedupe.bytes_before)} → {short_bytes(dedupe.keep_first)}", "$success bold"),
+                f" (−{pct(cut, 0)})",
+            )
+        elif saved is not None:
             self.border_subtitle = Content.assemble("dedupe saves ", (human_bytes(saved), "$success bold"))
         elif tags:
             self.border_subtitle = Content.assemble(

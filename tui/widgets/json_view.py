@@ -140,7 +140,7 @@ class JsonView(ScrollView, can_focus=True):
         line = self.lines[index]
         style = base
         mark: tuple[str, str] = ("  ", "")
-        if line.kind == "close":
+        if line.kind in ("close", "note"):
             pass
         elif line.path in self.changed:
             volatile = self.changed[line.path]
@@ -181,4 +181,5 @@ def _ancestors(path: str) -> Iterator[str]:
         if i < 0:
             return
         cut = cut[:i]
-        yield cut
+        if cut:
+            yield cut

@@ -22,7 +22,6 @@ class StatusState:
     """What the line shows besides the snapshot's numbers (owned by the app)."""
 
     following: bool = True
-    live: bool = True
     new_below: int = 0
     rows: int = 0
     shown: int = 0
@@ -51,9 +50,7 @@ class StatusLine(Static):
     def compose_line(self) -> Content:
         status, state = self.status, self.state
         parts: list[Content | tuple[str, str] | str] = []
-        if not state.live:
-            parts.append(("■ SNAPSHOT", "$text-muted bold"))
-        elif state.following:
+        if state.following:
             parts.append(("● LIVE", "$success bold"))
         else:
             parts.append(("⏸ PAUSED", "$warning bold"))

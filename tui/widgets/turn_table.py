@@ -192,11 +192,11 @@ class TurnTable(RowList):
                 break
         return None
 
-    def find(self, predicate: object, *, forward: bool) -> int | None:
-        """Index of the next (or previous) row after the cursor for which `predicate(row)` is true."""
+    def find(self, predicate: object, *, forward: bool, start: int | None = None) -> int | None:
+        """Index of the next (or previous) row after `start` (the cursor) for which `predicate(row)` holds."""
         assert callable(predicate)
         step = 1 if forward else -1
-        index = self.cursor + step
+        index = (self.cursor if start is None else start) + step
         while 0 <= index < self.row_count:
             if predicate(self.row_at(index)):
                 return index
