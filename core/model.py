@@ -212,6 +212,8 @@ class Turn:
     avoidable: bool | None = None
     payload_bytes_if_stable: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the decision a build with a stable fingerprint would have taken (core.analysis.verdicts)
+    counterfactual: Decision | None = None
 
     @property
     def kind(self) -> str | None:

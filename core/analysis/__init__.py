@@ -4,3 +4,7 @@ Each analysis module registers itself through `core.analysis.pipeline` when impo
 """
 
 from core.analysis import context  # noqa: F401  (first: the others read what it publishes)
+
+# isort: split
+# continuity recomputation: build profile -> commit outcome -> verdict replay (each imports the one before)
+from core.analysis import commit, profile, verdicts  # noqa: F401

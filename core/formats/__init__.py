@@ -35,3 +35,8 @@ def sniff(path: str, obj: dict) -> Adapter | None:
         if adapter.sniff(path, obj):
             return adapter
     return None
+
+
+from core.formats.agent_events import AgentEventsAdapter  # noqa: E402  (needs `register` above)
+
+register(AgentEventsAdapter(), first=True)
