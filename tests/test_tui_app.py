@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
-
-from core.engine import Engine
 from tui_fixtures import (
     FROZEN,
     continuity_line,
@@ -17,6 +15,8 @@ from tui_fixtures import (
     wait_loaded,
     write_agent,
 )
+
+from core.engine import Engine
 from tui.app import ContinuityApp
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen

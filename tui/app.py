@@ -139,7 +139,7 @@ class ContinuityApp(App[None]):
             yield TurnPane(id="turn-pane")
         yield FilterBar(id="filter")
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.main.query_one("#sessions", SessionList).border_title = "Sessions"
@@ -166,6 +166,8 @@ class ContinuityApp(App[None]):
         width, height = self.size
         self.main.set_class(height < SHORT, "-short")
         self.main.set_class(width < WIDE, "-narrow")
+        for footer in self.main.query(Footer):
+            footer.compact = width < 100  # every main key still fits on one line at 80 columns
 
     # ------------------------------------------------------------------ ingestion (worker thread)
     @work(thread=True, exclusive=True, group="ingest", exit_on_error=False, name="ingest")

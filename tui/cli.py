@@ -24,10 +24,20 @@ def default_paths() -> list[Path]:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                        help="logs/ dir, agent dir, sessions/ dir, or single files (default: senpi's logs dir)")
-    parser.add_argument("--volatile", action="append", default=[], metavar="PATTERN",
-                        help="extra field to treat as volatile when fingerprinting (repeatable), e.g. .content[*].ts")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="logs/ dir, agent dir, sessions/ dir, or single files (default: senpi's logs dir)",
+    )
+    parser.add_argument(
+        "--volatile",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="extra field to treat as volatile when fingerprinting (repeatable), e.g. .content[*].ts",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,11 +74,16 @@ def _selection(parser: argparse.ArgumentParser) -> None:
 
 
 def dashboard_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="continuity-tui", parents=[], add_help=True,
-                                     epilog="Subcommands: report, check (continuity-tui report --help).")
+    parser = argparse.ArgumentParser(
+        prog="continuity-tui",
+        parents=[],
+        add_help=True,
+        epilog="Subcommands: report, check (continuity-tui report --help).",
+    )
     _common(parser)
-    parser.add_argument("--demo", action="store_true",
-                        help="open on a demo agent dir that a background writer fills live")
+    parser.add_argument(
+        "--demo", action="store_true", help="open on a demo agent dir that a background writer fills live"
+    )
     parser.add_argument("--version", action="version", version=f"continuity-tui {__version__}")
     return parser
 

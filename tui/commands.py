@@ -33,7 +33,7 @@ def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) 
         from core.analysis import volatility
 
         volatility.configure(volatile)
-    return Engine(paths, watch=watch)
+    return Engine(paths, watch=watch, newest_first=watch)  # a live dashboard shows the newest sessions first
 
 
 def _readable(engine: Engine) -> bool:

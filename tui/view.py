@@ -225,6 +225,8 @@ class RowIndex:
 
     def __init__(self) -> None:
         self._rows: list[tuple[int, int, Row]] = []
+        self._plain: list[Row] = []  # the same rows without their sort keys (copied per snapshot, cheaply)
+        self._published: list[Row] | None = None
         self._seen: dict[str, tuple[int, int]] = {}  # session key -> (id(session), turns taken)
         self._log_seen = 0
         self._logs_only = False
@@ -237,7 +239,10 @@ class RowIndex:
         return self._logs_only
 
     def rows(self) -> list[Row]:
-        return [r[2] for r in self._rows]
+        """The rows for one snapshot: a new list only when something changed (the UI keeps the old one)."""
+        if self._published is None:
+            self._published = list(self._plain)
+        return self._published
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -263,11 +268,14 @@ class RowIndex:
         if not new:
             return False
         in_order = all(a[:2] <= b[:2] for a, b in itertools.pairwise(new))
+        self._published = None
         if in_order and (not self._rows or new[0][:2] >= self._rows[-1][:2]):
             self._rows.extend(new)
+            self._plain.extend(r[2] for r in new)
         else:
             self._rows.extend(new)
             self._rows.sort(key=_sort_key)
+            self._plain = [r[2] for r in self._rows]
             self.generation += 1
         return True
 
@@ -284,6 +292,8 @@ class RowIndex:
 
     def _rebuild(self, state: State, logs_only: bool) -> None:
         self._rows = []
+        self._plain = []
+        self._published = None
         self._seen = {}
         self._log_seen = 0
         self._logs_only = logs_only
@@ -306,46 +316,76 @@ def _sort_key(item: tuple[int, int, Row]) -> tuple[int, int]:
     return (item[0], item[1])
 
 
-def summarize(session: SessionState) -> SessionSummary:
-    """Recount one session from its turns (called only when the session has new entries)."""
-    out = SessionSummary(session.key, session.session_id, session.cwd)
-    for turn in session.turns:
-        out.turns += 1
-        kind = turn.kind
-        if kind is not None:
-            out.by_kind[kind] += 1
-        if turn.rewritten:
-            out.rewritten += 1
-        if turn.avoidable:
-            out.avoidable += 1
-        if turn.agreement is False:
-            out.disagreements += 1
-        size = payload_bytes(turn)
-        if size is not None:
-            out.payload_total += size
-        ms = row_ms(turn)
-        if ms is not None:
-            out.first_ms = ms if out.first_ms is None else min(out.first_ms, ms)
-            out.last_ms = ms if out.last_ms is None else max(out.last_ms, ms)
-        if turn.directives:
-            for tag, values in turn.directives.items():
-                totals = out.tags.get(tag)
-                if totals is None:
-                    totals = out.tags[tag] = TagTotals()
-                copies = int(values.get("copies", 0))
-                nbytes = int(values.get("bytes", 0))
-                totals.copies += copies
-                totals.bytes += nbytes
-                totals.turns += 1
-                if copies > 1:  # every copy after the first in one payload: what keep-first removes
-                    totals.saved_bytes = (totals.saved_bytes or 0) + nbytes * (copies - 1) // copies
-        raw = turn.payload_bytes_raw
-        info = turn.extra.get("payload")
-        flatten = raw is not None and isinstance(info, dict) and info.get("serializer") == "flatten"
-        if flatten and (out.largest_flatten is None or raw > out.largest_flatten[0]):
-            out.largest_flatten = (raw, turn.index)
+TAIL = 256
+"""Turns near the end of a session may still change (a commit outcome is decided by the next turn, a
+recording can arrive later), so they are recounted each time; older ones are accumulated once."""
+
+
+def summarize(session: SessionState, prefix: _Prefix | None = None) -> tuple[SessionSummary, _Prefix]:
+    """Count one session's turns: the stable prefix incrementally (kept in `prefix`), the tail afresh."""
+    turns = session.turns
+    if prefix is None or prefix.ident != id(turns) or prefix.upto > len(turns):
+        prefix = _Prefix(id(turns), 0, SessionSummary(session.key, session.session_id, session.cwd))
+    stable = max(prefix.upto, len(turns) - TAIL)
+    for turn in turns[prefix.upto : stable]:
+        _count(prefix.summary, turn)
+    prefix.upto = stable
+    out = _copy(prefix.summary)
+    out.session_id, out.cwd = session.session_id, session.cwd
+    for turn in turns[stable:]:
+        _count(out, turn)
     _ledger(session, out)
+    return out, prefix
+
+
+@dataclass(slots=True)
+class _Prefix:
+    ident: int  # id() of the session's turn list: a reset session gets a new list
+    upto: int
+    summary: SessionSummary
+
+
+def _copy(summary: SessionSummary) -> SessionSummary:
+    out = replace(summary, by_kind=Counter(summary.by_kind))
+    out.tags = {tag: replace(t) for tag, t in summary.tags.items()}
     return out
+
+
+def _count(out: SessionSummary, turn: Turn) -> None:
+    out.turns += 1
+    kind = turn.kind
+    if kind is not None:
+        out.by_kind[kind] += 1
+    if turn.rewritten:
+        out.rewritten += 1
+    if turn.avoidable:
+        out.avoidable += 1
+    if turn.agreement is False:
+        out.disagreements += 1
+    size = payload_bytes(turn)
+    if size is not None:
+        out.payload_total += size
+    ms = row_ms(turn)
+    if ms is not None:
+        out.first_ms = ms if out.first_ms is None else min(out.first_ms, ms)
+        out.last_ms = ms if out.last_ms is None else max(out.last_ms, ms)
+    if turn.directives:
+        for tag, values in turn.directives.items():
+            totals = out.tags.get(tag)
+            if totals is None:
+                totals = out.tags[tag] = TagTotals()
+            copies = int(values.get("copies", 0))
+            nbytes = int(values.get("bytes", 0))
+            totals.copies += copies
+            totals.bytes += nbytes
+            totals.turns += 1
+            if copies > 1:  # every copy after the first in one payload: what keep-first removes
+                totals.saved_bytes = (totals.saved_bytes or 0) + nbytes * (copies - 1) // copies
+    raw = turn.payload_bytes_raw
+    info = turn.extra.get("payload")
+    flatten = raw is not None and isinstance(info, dict) and info.get("serializer") == "flatten"
+    if flatten and (out.largest_flatten is None or raw > out.largest_flatten[0]):
+        out.largest_flatten = (raw, turn.index)
 
 
 def _ledger(session: SessionState, out: SessionSummary) -> None:
@@ -360,16 +400,14 @@ def _ledger(session: SessionState, out: SessionSummary) -> None:
                 out.tags.setdefault(str(tag), TagTotals()).injections = n
 
 
-SMALL_SESSION = 5_000
-"""Sessions with fewer turns are recounted on every change; bigger ones at a bounded rate."""
-
-
 @dataclass(slots=True)
 class _Cached:
     mark: tuple[int, int]
     version: int
     at: float
     summary: SessionSummary
+    prefix: _Prefix
+    full_at: float  # when the prefix was last counted from scratch
 
 
 class SnapshotBuilder:
@@ -429,24 +467,20 @@ class SnapshotBuilder:
         )
 
     def _session_summaries(self, state: State, now: float) -> list[SessionSummary]:
-        """Per-session summaries, recounted only when needed.
+        """Per-session summaries: recounted when a session changed, incrementally (see `summarize`).
 
-        A recount walks every turn of the session, so it is throttled for big sessions: at most once a second
-        while the session grows, and every few seconds otherwise when anything moved (analyses such as the
-        commit outcome of an event recording may update old turns without adding entries).
+        Old turns are accumulated once, so a live tail costs O(new turns + TAIL) per session; every 30 s a
+        session is recounted from scratch, in case an analysis updated a turn older than the tail.
         """
         out: list[SessionSummary] = []
         for key, session in state.sessions.items():
             mark = (session.entries, len(session.turns))
             cached = self._summaries.get(key)
-            due = cached is None
-            if cached is not None:
-                age = now - cached.at
-                grew = cached.mark != mark
-                small = len(session.turns) < SMALL_SESSION
-                due = (grew and (small or age >= 1.0)) or (cached.version != state.version and age >= 5.0)
-            if due or cached is None:
-                cached = _Cached(mark, state.version, now, summarize(session))
+            if cached is None or cached.mark != mark or (cached.version != state.version and now - cached.at >= 1.0):
+                prefix = cached.prefix if cached is not None and now - cached.full_at < 30.0 else None
+                summary, prefix = summarize(session, prefix)
+                full_at = now if cached is None or prefix.upto == 0 or cached.prefix is not prefix else cached.full_at
+                cached = _Cached(mark, state.version, now, summary, prefix, full_at)
                 self._summaries[key] = cached
             out.append(cached.summary)
         for key in set(self._summaries) - set(state.sessions):

@@ -210,9 +210,9 @@ class DetailScreen(Screen[None]):
         changed: dict[str, bool],
         computed: list[DiffChange] | None,
     ) -> None:
-        if computed:
-            block = self.query_one("#diff", Static)
-            block.update(diff_table(computed, note="compared here: capture vs commit as re-read from disk"))
+        if computed is not None:
+            note = "compared here: capture vs commit as re-read from disk" if computed else None
+            self.query_one("#diff", Static).update(diff_table(computed, note=note))
         self.query_one("#capture-box").border_title = sides.capture_label
         self.query_one("#commit-box").border_title = sides.commit_label
         for view_id, lines in (("#capture", cap), ("#commit", com)):

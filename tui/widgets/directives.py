@@ -65,7 +65,9 @@ class DirectivePane(Static):
             return
         self.tags, self.payload, self.saved, self.dedupe = tags, payload, saved, dedupe
         total = sum(t.bytes for t in tags.values())
-        if dedupe is not None and dedupe.bytes_before:
+        if dedupe is not None and dedupe.bytes_before and dedupe.keep_first >= dedupe.bytes_before:
+            self.border_subtitle = Content.assemble("dedupe largest flatten: ", ("nothing repeated", MUTED))
+        elif dedupe is not None and dedupe.bytes_before:
             cut = 1 - dedupe.keep_first / dedupe.bytes_before
             self.border_subtitle = Content.assemble(
                 "dedupe largest flatten ",

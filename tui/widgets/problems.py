@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from rich.cells import cell_len
 from textual.content import Content
 
 from core.model import Problem
@@ -49,15 +50,17 @@ class ProblemList(RowList):
 
     def render_row(self, index: int, width: int) -> Content:
         problem = self.problems[index]
-        where = display(relative(problem.path, self.roots), 300)
-        if problem.line is not None:
-            where += f":{problem.line}"
+        where_w = max(24, min(72, width // 2 - 8))
+        suffix = f":{problem.line}" if problem.line is not None else ""
+        path = display(relative(problem.path, self.roots), 400)
+        room = where_w - len(suffix)
+        if cell_len(path) > room:  # keep the tail: the file name and its line number are what matter
+            path = "…" + path[-(room - 1) :]
         offset = "" if problem.offset is None else f"@{problem.offset:,}"
-        where_w = max(16, min(60, width // 2 - 12))
         return Content.assemble(
             (clock_time(problem.ts_ms), MUTED),
             " ",
-            ("".join(cell(where, where_w)), "$accent"),
+            (cell(path + suffix, where_w), "$accent"),
             " ",
             (cell(offset, 12, right=True), MUTED),
             "  ",
