@@ -30,6 +30,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -425,6 +426,9 @@ class ContinuityApp(App[None]):
         self._update_graph()
 
     def action_back(self) -> None:
+        if self.main.maximized is not None:
+            self.main.minimize()
+            return
         sessions = self.main.query_one(SessionList)
         if sessions.has_focus or (sessions.has_class("-open") and self.size.width < WIDE):
             sessions.remove_class("-open")
@@ -501,10 +505,16 @@ class ContinuityApp(App[None]):
         yield SystemCommand("Payload graph: bytes / tokens", "Switch what the graph measures (b)",
                             self.action_toggle_metric)  # fmt: skip
         yield SystemCommand("Keys", "Every key of the dashboard (?)", self.action_help)
+        for title, pane in (("directive pane", DirectivePane), ("payload graph", PayloadGraph), ("rates", RatesPane)):
+            yield SystemCommand(f"Zoom {title}", "Show it full screen; Esc restores the dashboard",
+                                lambda pane=pane: self._zoom(pane))  # fmt: skip
         for summary in self.snapshot.sessions[:50]:
             label = f"Session {summary.session_id[:8]}"
             yield SystemCommand(label, "Limit the table, graph and directives to this session",
                                 lambda s=summary: self._set_session(s.key, s.session_id))  # fmt: skip
+
+    def _zoom(self, pane: type[Widget]) -> None:
+        self.main.maximize(self.main.query_one(pane))
 
     def _clear_filter(self) -> None:
         self._set_filter_text("")

@@ -22,7 +22,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Home g", "first turn", "Move"),
     KeyHelp("End G", "last turn, and follow the live tail again", "Move"),
     KeyHelp("Enter", "open the selected turn: capture vs commit diff, fingerprints, why, payload", "Turns"),
-    KeyHelp("Esc", "back: close a view, the filter bar or the sessions pane; clear the filter", "Turns"),
+    KeyHelp("Esc", "back: close a view, the filter bar, the sessions pane or a zoom; then clear the filter", "Turns"),
     KeyHelp("r", "next rewritten turn", "Turns"),
     KeyHelp("R", "previous rewritten turn", "Turns"),
     KeyHelp(
@@ -34,8 +34,20 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("f", "follow / pause the live tail (scrolling up pauses too)", "Live"),
     KeyHelp("e", "export a snapshot: JSON + Markdown + HTML into a new directory", "Live"),
     KeyHelp("?", "this help", "App"),
-    KeyHelp("ctrl+p", "command palette: every action by name, themes", "App"),
+    KeyHelp("ctrl+p", "command palette: every action by name, zoom a pane, pick a session, themes", "App"),
     KeyHelp("q", "quit", "App"),
+)
+
+PANES_HELP: tuple[tuple[str, str], ...] = (
+    ("Rates", "decisions logged in session.log: count, share, per minute (last 10 min), current streak, peak"),
+    (
+        "Directives",
+        "per tag: copies in payloads sent, bytes, share of payload, bytes per copy, injections, bytes"
+        " of repeated copies; bottom: keep-first dedupe simulated on the largest flatten",
+    ),
+    ("Payload", "one bar per turn around the cursor: reconstructed prompt bytes (b: prompt tokens)"),
+    ("Sessions", "turns, resend share (fork + flatten) and rewritten turns per session"),
+    ("Status", "live/paused, files, bytes and lines read, lines/s, backfill left, problems, filter"),
 )
 
 FLAGS_HELP: tuple[tuple[str, str], ...] = (

@@ -293,12 +293,22 @@ class DetailScreen(Screen[None]):
             if raw is not None and raw != total:
                 head += f"  (before dedupe {human_bytes(raw)})"
             lines.append(Content.styled(head, "bold"))
-            lines.append(_bar(total, [(history, "$error"), (new, "$success"), (directives, "$secondary")]))
-            for label, value, style in (("history", history, "$error"), ("new", new, "$success"),
-                                        ("directives", directives, "$secondary")):  # fmt: skip
+            lines.append(_bar(total, [(history, "$error"), (new, "$success")]))
+            rows = (
+                ("history", history, "$error"),
+                ("new", new, "$success"),
+                ("of which directives", directives, "$secondary"),
+            )
+            for label, value, style in rows:
                 share = value / total if value is not None and total else None
-                lines.append(Content.assemble(("■ ", style), cell(label, 11), cell(human_bytes(value), 9, right=True),
-                                              (cell(pct(share), 8, right=True), MUTED)))  # fmt: skip
+                lines.append(
+                    Content.assemble(
+                        ("■ ", style),
+                        cell(label, 20),
+                        cell(human_bytes(value), 9, right=True),
+                        (cell(pct(share), 8, right=True), MUTED),
+                    )
+                )
         if turn.directives:
             tags = ", ".join(f"{display(tag, 40)}×{int(v.get('copies', 0))}" for tag, v in turn.directives.items())
             lines.append(Content.assemble(("tags  ", MUTED), (tags, "$secondary")))

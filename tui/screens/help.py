@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.fmt import KIND_STYLES, MUTED, cell
-from tui.keys import FLAGS_HELP, KEYS
+from tui.keys import FLAGS_HELP, KEYS, PANES_HELP
 
 
 def help_content() -> Content:
@@ -25,6 +25,10 @@ def help_content() -> Content:
             group = key.group
             lines.append(Content.styled(group, "bold $accent"))
         lines.append(Content.assemble(("  " + cell(key.keys, 12), "bold"), key.what))
+    lines.append(Content(""))
+    lines.append(Content.styled("Panes", "bold $accent"))
+    for pane, what in PANES_HELP:
+        lines.append(Content.assemble(("  " + cell(pane, 12), "bold"), what))
     lines.append(Content(""))
     lines.append(Content.styled("Flags in the turn table", "bold $accent"))
     for flag, what in FLAGS_HELP:
@@ -47,7 +51,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 96; max-width: 100%; height: auto; max-height: 100%;
+        width: 124; max-width: 100%; height: auto; max-height: 100%;
         border: round $accent; background: $surface; padding: 0 1;
     }
     """

@@ -8,13 +8,14 @@ exactly the gap this pane makes visible.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from textual.content import Content
 from textual.widgets import Static
 
 from core.sanitize import display
-from tui.fmt import MUTED, cell, count, human_bytes, pct, short_bytes
+from tui.fmt import MUTED, cell, count, human_bytes, pct, short_bytes, short_id
 from tui.view import DedupeInfo, SessionSummary, TagTotals
 
 TAG_WIDE = 22
@@ -47,6 +48,8 @@ def combine(sessions: Iterable[SessionSummary]) -> tuple[dict[str, TagTotals], i
 class DirectivePane(Static):
     """Per-tag copies, bytes, share, injections and dedupe savings."""
 
+    ALLOW_MAXIMIZE = True  # zoom from the command palette (and the screenshot of the directive pane)
+
     DEFAULT_CSS = """
     DirectivePane { width: 1fr; height: 100%; padding: 0 1; }
     """
@@ -57,9 +60,12 @@ class DirectivePane(Static):
         self.payload = 0
         self.saved: int | None = None
         self.dedupe: DedupeInfo | None = None
+        self.sessions: list[SessionSummary] = []
         self.border_title = "Directives"
 
     def show(self, sessions: Iterable[SessionSummary], dedupe: DedupeInfo | None = None) -> None:
+        sessions = list(sessions)
+        self.sessions = sessions
         tags, payload, saved = combine(sessions)
         if (tags, payload, saved, dedupe) == (self.tags, self.payload, self.saved, self.dedupe):
             return
@@ -70,7 +76,7 @@ class DirectivePane(Static):
         elif dedupe is not None and dedupe.bytes_before:
             cut = 1 - dedupe.keep_first / dedupe.bytes_before
             self.border_subtitle = Content.assemble(
-                "dedupe largest flatten ",
+                "dedupe ",
                 (f"{short_bytes(dedupe.bytes_before)} → {short_bytes(dedupe.keep_first)}", "$success bold"),
                 f" (−{pct(cut, 0)})",
             )
@@ -95,10 +101,11 @@ class DirectivePane(Static):
             )
         wide = width >= 52
         tag_w = TAG_WIDE if wide else TAG_NARROW
+        bar_w = max(0, min(30, width - tag_w - 56)) if wide else 0
         head = cell("tag", tag_w) + cell("copies", 7, right=True) + cell("bytes", 7, right=True)
         head += cell("share", 7, right=True)
         if wide:
-            head += cell("inj", 5, right=True) + cell("saved", 7, right=True)
+            head += cell("/copy", 7, right=True) + cell("inj", 5, right=True) + cell("saved", 7, right=True)
         lines = [Content.styled(head, "bold")]
         ordered = sorted(self.tags.items(), key=lambda item: (-item[1].bytes, item[0]))
         room = height - 1
@@ -106,16 +113,66 @@ class DirectivePane(Static):
             if i >= room - 1 and len(ordered) > room:
                 lines.append(Content.styled(f"… {len(ordered) - i} more tags", MUTED))
                 break
-            share = totals.bytes / self.payload if self.payload else None
-            parts: list[tuple[str, str] | str] = [
-                (cell(display(tag, 80), tag_w), "$secondary"),
-                cell(count(totals.copies), 7, right=True),
-                cell(short_bytes(totals.bytes), 7, right=True),
-                (cell(pct(share), 7, right=True), "$warning" if share and share >= 0.25 else ""),
-            ]
-            if wide:
-                inj = "—" if totals.injections is None else count(totals.injections)
-                saved = "—" if totals.saved_bytes is None else short_bytes(totals.saved_bytes)
-                parts += [(cell(inj, 5, right=True), MUTED), (cell(saved, 7, right=True), "$success")]
-            lines.append(Content.assemble(*parts))
+            lines.append(self._tag_line(tag, totals, tag_w, wide, bar_w))
+        extra = self._sessions_block(tag_w) + self._legend()
+        if height - len(lines) >= len(extra):  # zoomed (command palette) or a very tall terminal
+            lines += extra
         return Content("\n").join(lines)
+
+    def _tag_line(self, tag: str, totals: TagTotals, tag_w: int, wide: bool, bar_w: int) -> Content:
+        share = totals.bytes / self.payload if self.payload else None
+        parts: list[tuple[str, str] | str] = [
+            (cell(display(tag, 80), tag_w), "bold"),
+            cell(count(totals.copies), 7, right=True),
+            cell(short_bytes(totals.bytes), 7, right=True),
+            (cell(pct(share), 7, right=True), "$warning" if share and share >= 0.25 else ""),
+        ]
+        if wide:
+            per_copy = totals.bytes // totals.copies if totals.copies else None
+            inj = "—" if totals.injections is None else count(totals.injections)
+            saved = "—" if totals.saved_bytes is None else short_bytes(totals.saved_bytes)
+            parts += [
+                cell(short_bytes(per_copy), 7, right=True),
+                (cell(inj, 5, right=True), MUTED),
+                (cell(saved, 7, right=True), "$success"),
+            ]
+            if bar_w > 2:
+                filled = round((share or 0.0) * bar_w)
+                parts += ["  ", ("█" * filled, "$warning"), ("·" * (bar_w - filled), MUTED)]
+        return Content.assemble(*parts)
+
+    def _sessions_block(self, tag_w: int) -> list[Content]:
+        """Per session, the tag that weighs most: where the compounding happens."""
+        rows: list[Content] = []
+        for summary in sorted(self.sessions, key=lambda s: -sum(t.bytes for t in s.tags.values())):
+            if not summary.tags:
+                continue
+            tag, totals = max(summary.tags.items(), key=lambda item: item[1].bytes)
+            share = totals.bytes / summary.payload_total if summary.payload_total else None
+            label = short_id(summary.session_id) + " " + display(os.path.basename((summary.cwd or "").rstrip("/")), 30)
+            rows.append(
+                Content.assemble(
+                    cell(label, tag_w),
+                    cell(count(totals.copies), 7, right=True),
+                    cell(short_bytes(totals.bytes), 7, right=True),
+                    (cell(pct(share), 7, right=True), "$warning" if share and share >= 0.25 else ""),
+                    ("  " + display(tag, 40), MUTED),
+                )
+            )
+        if not rows:
+            return []
+        return [
+            Content(""),
+            Content.styled(cell("by session", tag_w) + "  copies  bytes  share  top tag", "bold"),
+            *rows,
+        ]
+
+    @staticmethod
+    def _legend() -> list[Content]:
+        return [
+            Content(""),
+            Content.styled("copies: blocks carried by the payloads sent (a re-send carries them again)", MUTED),
+            Content.styled("share: of all payload bytes · /copy: average bytes of one copy", MUTED),
+            Content.styled("inj: times the block was injected into the transcript", MUTED),
+            Content.styled("saved: 2nd and later copies inside one payload — what keep-first dedupe drops", MUTED),
+        ]

@@ -148,14 +148,14 @@ class JsonView(ScrollView, can_focus=True):
             mark = ("▶ ", "$warning bold" if volatile else "$error bold")
         elif line.path in self._ancestors:
             mark = ("· ", MUTED)
-        content = self._content(line, mark)
+        content = self._content(line, mark, changed=style is not base)
         strip = Strip(content.render_segments(style))
         total = max(width + scroll_x, strip.cell_length)
         strip = strip.adjust_cell_length(total, style.rich_style)
         return strip.crop(scroll_x, scroll_x + width)
 
     @staticmethod
-    def _content(line: JsonLine, mark: tuple[str, str]) -> Content:
+    def _content(line: JsonLine, mark: tuple[str, str], *, changed: bool = False) -> Content:
         if line.kind == "note":
             return Content.assemble(mark, (line.text, f"{MUTED} italic"))
         parts: list[tuple[str, str] | str] = [mark, "  " * line.indent]
@@ -169,7 +169,7 @@ class JsonView(ScrollView, can_focus=True):
                 text_style = "$warning"
             else:
                 text_style = "$secondary"
-        parts.append((line.text, text_style))
+        parts.append((line.text, "$text bold" if changed else text_style))  # readable on the highlight
         return Content.assemble(*parts)
 
 

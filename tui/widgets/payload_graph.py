@@ -32,6 +32,8 @@ class GraphData:
 class PayloadGraph(Static):
     """Per-turn payload bars, coloured by kind, with the selected turn marked."""
 
+    ALLOW_MAXIMIZE = True  # zoom from the command palette (and the screenshot of the directive pane)
+
     DEFAULT_CSS = """
     PayloadGraph { width: 2fr; height: 100%; padding: 0 1; }
     """

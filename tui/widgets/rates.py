@@ -24,6 +24,8 @@ BAR_MIN_WIDTH = 44
 class RatesPane(Static):
     """Counts, shares and per-minute rates of delta / fork / flatten / bootstrap / disabled."""
 
+    ALLOW_MAXIMIZE = True  # zoom from the command palette (and the screenshot of the directive pane)
+
     DEFAULT_CSS = """
     RatesPane { width: 1fr; height: 100%; padding: 0 1; }
     """

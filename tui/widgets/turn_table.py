@@ -57,16 +57,23 @@ COLUMNS: tuple[Column, ...] = (
     Column("bytes", "bytes", 6, right=True),
     Column("copies", "dir", 3, right=True, min_total=72),
     Column("flags", "flg", 3),
+    Column("why", "why (recomputed)", 0, min_total=100),
 )
 REASON_MIN = 10
+REASON_WIDE = 24
 
 
 def layout(width: int) -> list[Column]:
-    """The visible columns for a table `width` cells wide, reason sized to fill the rest."""
+    """The visible columns for a table `width` cells wide: reason (and on wide tables the one-line why of
+    the recomputed decision) share what the fixed columns leave."""
     shown = [c for c in COLUMNS if width >= c.min_total]
-    fixed = sum(c.width for c in shown if c.key != "reason") + len(shown)  # one space before each
-    reason = max(REASON_MIN, width - fixed)
-    return [Column(c.key, c.title, reason, c.right) if c.key == "reason" else c for c in shown]
+    fixed = sum(c.width for c in shown if c.key not in ("reason", "why")) + len(shown)  # one space before each
+    rest = max(REASON_MIN, width - fixed)
+    has_why = any(c.key == "why" for c in shown)
+    reason = min(REASON_WIDE, rest) if has_why else rest
+    why = max(0, rest - reason)
+    sized = {"reason": reason, "why": why}
+    return [Column(c.key, c.title, sized[c.key], c.right) if c.key in sized else c for c in shown]
 
 
 def flags(row: Row) -> Content:
@@ -108,6 +115,9 @@ def render_cells(row: Row, columns: list[Column]) -> Content:
             parts.append((cell("" if not copies else str(copies), width, right=True), "$secondary"))
         elif key == "flags":
             parts.append(flags(row))
+        elif key == "why":
+            why = row.why if isinstance(row, Turn) else None
+            parts.append((cell(display(why or "", 400), width), MUTED))
     return Content.assemble(*parts)
 
 
@@ -129,6 +139,7 @@ class TurnTable(RowList):
         self.filter = RowFilter()
         self.generation = -1
         self._columns: list[Column] = layout(80)
+        self._layout_width = 80
 
     # ------------------------------------------------------------------ data
     @property
@@ -205,13 +216,19 @@ class TurnTable(RowList):
 
     # ------------------------------------------------------------------ rendering
     def on_resize(self, event: events.Resize) -> None:
-        self._columns = layout(self.scrollable_content_region.width)
+        self._set_layout(self.scrollable_content_region.width)
         super().on_resize(event)
+
+    def _set_layout(self, width: int) -> None:
+        self._layout_width = width
+        self._columns = layout(width)
         parent = self.parent
         if isinstance(parent, TurnPane):
             parent.update_header(self._columns)
 
     def render_row(self, index: int, width: int) -> Content:
+        if width != self._layout_width:  # a scrollbar came or went: the content area changed, not the size
+            self._set_layout(width)
         row = self.row_at(index)
         if row is None:
             return Content("")
