@@ -335,3 +335,41 @@ def test_bundled_demo_report_validates_and_counts_every_log_decision(tmp_path: P
     assert sum(s["turns"] for s in report["sessions"]) == len(report["turns"])
     for fmt in ("md", "html"):
         assert render(report, fmt)
+
+
+def test_diff_values_are_bounded_in_depth_width_and_length(agent: Path) -> None:
+    from core.model import CommitInfo, DiffChange
+
+    engine = Engine([agent])
+    engine.drain()
+    deep: object = "leaf"
+    for _ in range(300):
+        deep = [deep]
+    wide = {f"k{i}": i for i in range(500)}
+    turn = engine.state.all_turns()[1]
+    turn.commit = CommitInfo(
+        "rewritten",
+        "events",
+        "semantic",
+        [
+            DiffChange(".a", "changed", False, deep, "x" * 100_000),
+            DiffChange(".b", "changed", False, wide, None),
+        ],
+    )
+    report = build_report(engine, ReportOptions(now_ms=NOW))
+    with_text = build_report(engine, ReportOptions(now_ms=NOW, include_text=True))
+    engine.close()
+    validate(report)
+    capture = report["turns"][1]["commit"]["diff"][0]["capture"]
+    depth = 0
+    while isinstance(capture, list):
+        capture, depth = capture[0], depth + 1
+    assert depth <= 6 and "nested deeper" in capture
+    assert (
+        report["turns"][1]["commit"]["diff"][0]["commit"]
+        == "[text: 100000 chars, 1 lines, xxh3 " + (report["turns"][1]["commit"]["diff"][0]["commit"].split("xxh3 ")[1])
+    )
+    assert len(report["turns"][1]["commit"]["diff"][1]["capture"]) == 51  # 50 keys and a note of the rest
+    assert len(with_text["turns"][1]["commit"]["diff"][0]["commit"]) == 20_000  # clipped even when included
+    for fmt in ("json", "md", "html"):
+        render(report, fmt)
