@@ -295,7 +295,7 @@ def _commit(commit: CommitInfo | None, *, include_text: bool) -> dict[str, Any] 
     return {
         "outcome": text(commit.outcome),
         "source": text(commit.source),
-        "class": opt_text(commit.klass) if rewritten and (commit.diff or commit.klass) else None,
+        "class": opt_text(commit.klass) if rewritten and commit.diff else None,  # contract: null without a diff
         "diff": diff,
         "diff_total": len(commit.diff),
         "variant": opt_text(commit.variant),
