@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from core import __version__
 from core.analysis.stats import LogStats
-from core.model import KINDS, CommitInfo, ContinuityLine, Problem, Turn
+from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Turn
 from core.report import sections
 from core.report.options import ReportOptions
 from core.report.redact import redact_report
@@ -78,7 +78,7 @@ class _Builder:
             "sessions": [self._session(session, session_turns) for session, session_turns in selected],
             "turns": self._turns(turns),
             "directives": sections.directives(selected),
-            "counterfactual": sections.counterfactual(turns),
+            "counterfactual": sections.counterfactual(turns, None if self.options.windowed else selected),
             "problems": [self._problem(p) for p in problems],
             "problems_total": max(self.state.problems_total, len(problems)),
         }
@@ -185,6 +185,7 @@ class _Builder:
             "started_at": iso(None, header.timestamp) if header is not None else None,
             "models": sorted({text(t.model) for t in turns if t.model}),
             "profile": _profile(session),
+            "sidecar_verdict": plain_value(session.extra.get("sidecar_verdict")),
         }
 
     def _turns(self, turns: list[Turn]) -> list[dict[str, Any]]:
@@ -246,9 +247,7 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "entry_id": opt_text(turn.entry_id),
         "ts": iso(turn.ts_ms, turn.ts),
         "logged": logged_out,
-        "recomputed": None
-        if recomputed is None
-        else {"kind": text(recomputed.kind), "reason": text(recomputed.reason), "count": recomputed.count},
+        "recomputed": _decision(recomputed),
         "payload_bytes": turn.payload_bytes,
         "payload_bytes_raw": turn.payload_bytes_raw,
         "directives": None
@@ -265,9 +264,17 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "agreement": turn.agreement,
         "disagreement": opt_text(turn.disagreement),
         "why": opt_text(turn.why),
+        "logged_only": turn.logged_only,
+        "counterfactual": _decision(turn.counterfactual),
         "avoidable": turn.avoidable,
         "payload_bytes_if_stable": turn.payload_bytes_if_stable,
     }
+
+
+def _decision(decision: Decision | None) -> dict[str, Any] | None:
+    if decision is None:
+        return None
+    return {"kind": text(decision.kind), "reason": text(decision.reason), "count": decision.count}
 
 
 def _tokens(tokens: dict[str, int] | None) -> dict[str, int | None] | None:

@@ -131,11 +131,12 @@ def simulate(session: SessionState, turn: Turn) -> dict[str, dict[str, Any]] | N
     return out
 
 
-def counterfactual(turns: list[Turn]) -> dict[str, Any] | None:
+def counterfactual(turns: list[Turn], sessions: Selected | None = None) -> dict[str, Any] | None:
     """Re-sends (fork + flatten) as logged, those a stable fingerprint would have avoided, and their bytes.
 
     `bytes_logged` is what the re-sending calls sent; `bytes_if_stable` the same calls had every avoidable one
-    been a delta of its new messages. Null until the replay has judged at least one turn.
+    been a delta of its new messages. Null until the replay has judged at least one turn. The message counts
+    (new fields) come from the replay's session totals, given `sessions` (None under a time window).
     """
     if not any(t.avoidable is not None for t in turns):
         return None
@@ -151,4 +152,20 @@ def counterfactual(turns: list[Turn]) -> dict[str, Any] | None:
         "resends_avoidable": sum(1 for t in resends if t.avoidable),
         "bytes_logged": sum(t.payload_bytes or 0 for t in sized) if known else None,
         "bytes_if_stable": if_stable if known else None,
+        **_messages_resent(sessions),
     }
+
+
+def _messages_resent(sessions: Selected | None) -> dict[str, int | None]:
+    """Messages re-sent as logged vs. by avoidable re-sends, from the replay's per-session totals. Those
+    totals cover whole sessions, so under a time window (`sessions` None) they are not known."""
+    totals: dict[str, int | None] = {"messages_resent_logged": None, "messages_resent_avoidable": None}
+    for session, _ in sessions or []:
+        summary = session.extra.get("counterfactual")
+        if not isinstance(summary, dict):
+            continue
+        for key in totals:
+            value = summary.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                totals[key] = (totals[key] or 0) + value
+    return totals
