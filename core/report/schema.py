@@ -4,6 +4,20 @@ Written from `reference/report-schema.md`, not from the builder, so a builder ch
 drops a key, emits a float count or a time without milliseconds fails here. Every contract key is required
 (present, possibly null); new fields are allowed anywhere (`extra="allow"`), as the contract says. Types are
 strict: a count must be an int, not a float that happens to be whole, and never a bool.
+
+Fields this tool adds within /1 (allowed by the contract; scripts may rely on them as on the others):
+
+* `redactions` `{enabled, total, by_kind}`: what redaction replaced (`[REDACTED:<kind>]` in the strings);
+* `selection` `{session, since, until, sessions_matched, include_text}`: what the report was limited to;
+* `continuity.attributed` (log lines matched to a transcript turn) and `continuity.timeline`
+  `{kinds, group_size, starts, ends, counts}` (the decisions in order, grouped, for the HTML chart);
+* `sessions[]`: `started_at`, `models`, `profile` (the build profile chosen and why), `sidecar_verdict`;
+* `turns[]`: `model`, `stop_reason`, `agreement`, `disagreement`, `why`, `logged_only`, `counterfactual`
+  (the decision under a stable fingerprint), `avoidable`, `payload_bytes_if_stable`, `logged.source`,
+  `logged.matched_log_line`, `commit.diff_total`, `commit.variant`, `tokens.prompt`, and for rewritten turns
+  `content` `{blocks, chars[, text]}` (`text` only with `--include-text`);
+* `directives.dedupe.<policy>`: `collapsed`, `kept`, `markers`, `nested` beside the bytes;
+* `counterfactual.messages_resent_logged` / `messages_resent_avoidable` (null under a time window).
 """
 
 from __future__ import annotations
