@@ -71,6 +71,8 @@ def test_thresholds_that_cannot_be_measured_fail(agent: Path, capsys: pytest.Cap
     report = _report(agent, enriched=False)
     report["counterfactual"] = None
     report["directives"] = None
+    for turn in report["turns"]:
+        turn["payload_bytes_raw"] = None  # as when payloads were not reconstructed
     results = evaluate(report, Thresholds(max_avoidable=0, max_directive_share=0.5))
     assert [r.ok for r in results] == [False, False]
     assert results[0].line().startswith("FAIL avoidable not measurable, max 0 (")
@@ -119,3 +121,27 @@ def _report(agent: Path, *, enriched: bool) -> dict:
         return build_report(engine, ReportOptions(now_ms=T0))
     finally:
         engine.close()
+
+
+def test_directive_share_without_a_flatten_uses_the_largest_call() -> None:
+    turn = {
+        "session": "S",
+        "index": 2,
+        "payload_bytes_raw": 1000,
+        "payload_bytes": 1000,
+        "directives": {"system-reminder": {"copies": 2, "bytes": 250}},
+        "logged": None,
+        "recomputed": None,
+    }
+    report = {
+        "selection": {},
+        "sessions": [{"id": "S"}],
+        "directives": {"tags": {}, "largest_payload": None, "dedupe": None},
+        "turns": [turn],
+    }
+    (result,) = evaluate(report, Thresholds(max_directive_share=0.2))
+    assert result.measured == 0.25 and not result.ok
+    assert (
+        result.line()
+        == "FAIL directive-share 0.2500 > max 0.2000 (largest payload (no flatten): session S turn 2, 1000 bytes)"
+    )

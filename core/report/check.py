@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.model import RESEND_KINDS
+from core.report.common import directive_share as common_directive_share
 from core.report.common import turn_kind, turn_payload
 from core.sanitize import display
 
@@ -147,13 +148,22 @@ def directive_share(report: dict[str, Any]) -> Measure:
         return Measure(None, missing)
     directives = report.get("directives") or {}
     largest = directives.get("largest_payload")
-    if not largest or not largest.get("payload_bytes_raw"):
+    if largest and largest.get("payload_bytes_raw"):
+        size = largest["payload_bytes_raw"]
+        tags = directives.get("tags") or {}
+        copies = sum(t.get("bytes_in_largest_payload") or 0 for t in tags.values())
+        where = f"largest payload: session {largest.get('session')} turn {largest.get('index')}, {size} bytes"
+        return Measure(round(min(copies / size, 1.0), 4), where)
+    # no flatten call: the largest payload of any call (a delta carries only its own new messages)
+    sized = [
+        t for t in report.get("turns") or [] if isinstance(t.get("payload_bytes_raw"), int) and t["payload_bytes_raw"]
+    ]
+    if not sized:
         return Measure(None, "no reconstructed payload")
-    size = largest["payload_bytes_raw"]
-    tags = directives.get("tags") or {}
-    copies = sum(t.get("bytes_in_largest_payload") or 0 for t in tags.values())
-    where = f"largest payload: session {largest.get('session')} turn {largest.get('index')}, {size} bytes"
-    return Measure(round(min(copies / size, 1.0), 4), where)
+    turn = max(sized, key=lambda t: t["payload_bytes_raw"])
+    share = common_directive_share(turn) or 0.0
+    where = f"largest payload (no flatten): session {turn.get('session')} turn {turn.get('index')}"
+    return Measure(round(share, 4), f"{where}, {turn['payload_bytes_raw']} bytes")
 
 
 def payload_bytes(report: dict[str, Any]) -> Measure:
