@@ -8,3 +8,7 @@ from core.analysis import context  # noqa: F401  (first: the others read what it
 # isort: split
 # continuity recomputation: build profile -> commit outcome -> verdict replay (each imports the one before)
 from core.analysis import commit, profile, verdicts  # noqa: F401
+
+# isort: split
+# what each call sent: payload reconstruction (reads the replay's decisions) and the directive ledger
+from core.analysis import directives, payload  # noqa: F401
