@@ -75,10 +75,15 @@ def test_known_mode_ignores_other_tags_any_mode_finds_them() -> None:
 def test_scan_stays_linear_on_hostile_text() -> None:
     """Megabytes of unterminated openers and tag soup: one pass, no quadratic pairing."""
     hostile = "<system-reminder>" * 150_000 + "<a>" * 300_000 + "x" * 1_000_000
+    opened = "".join(f"<t{i}>" for i in range(20_000))
+    closed = "".join(f"</t{i}>" for i in reversed(range(20_000)))
+    onion = opened + "y" * 1_000_000 + closed  # 20,000 distinct tags nested around a megabyte
     start = time.perf_counter()
     scan_text(hostile)
     scan_text(hostile, any_tag=True)
+    scan = scan_text(onion, any_tag=True)
     assert time.perf_counter() - start < 10.0
+    assert [b.tag for b in scan.blocks] == ["t0"]  # only the outer block is a candidate
 
 
 def both_simulations_payload() -> list[dict[str, Any]]:

@@ -16,7 +16,9 @@ the close makes the block `nested`; an opening tag never closed is `unterminated
 may nest; a block inside another block is not `top`-level. Per-tag counts include nested blocks.
 
 Linear: a text without `<` is skipped; known tags are located with `str.find` (no regex); the any-tag scan of
-a user-role text is one regex pass. Nothing here is quadratic in the text length.
+a user-role text is one regex pass for the closing tags, then `str.find` for the few names that close.
+Only top-level blocks and known-tag blocks are hashed (an unknown tag nested inside another block is not a
+directive candidate), so each byte is hashed a bounded number of times.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ KNOWN_TAGS: tuple[str, ...] = (
 )
 KNOWN_TAG_SET = frozenset(KNOWN_TAGS)
 _TAG_TOKEN = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)>")
+_CLOSING_NAME = re.compile(r"</([A-Za-z][A-Za-z0-9_.:-]*)>")
+#: above this many distinct closed tag names in one text, one regex pass beats a `str.find` pass per name
+MAX_FIND_NAMES = 24
 #: bounds on what one session remembers (the ledger must not grow with the bytes read)
 MAX_CANDIDATE_TAGS = 512
 MAX_VARIANTS_PER_TAG = 1024
@@ -90,10 +95,10 @@ def variant_id(digest: int) -> str:
     return f"{digest:032x}"[:16]
 
 
-def _known_tokens(text: str) -> list[tuple[int, int, bool, str]]:
-    """(start, end, is_open, tag) of every known-tag token, by `str.find` (each known tag is one pass)."""
+def _find_tokens(text: str, tags: Iterable[str]) -> list[tuple[int, int, bool, str]]:
+    """(start, end, is_open, tag) of every `<tag>` / `</tag>` of the given names, by `str.find` (no regex)."""
     tokens: list[tuple[int, int, bool, str]] = []
-    for tag in KNOWN_TAGS:
+    for tag in tags:
         for is_open, token in ((True, f"<{tag}>"), (False, f"</{tag}>")):
             pos = text.find(token)
             while pos != -1:
@@ -104,14 +109,19 @@ def _known_tokens(text: str) -> list[tuple[int, int, bool, str]]:
 
 
 def _any_tokens(text: str) -> list[tuple[int, int, bool, str]]:
-    return [(m.start(), m.end(), not m.group(1), m.group(2)) for m in _TAG_TOKEN.finditer(text)]
+    """Tokens of the known tags and of every other tag name that is closed somewhere in the text. Only a
+    closed name can form a block, so tag soup (`a<b` comparisons, unclosed HTML) costs one C-level pass."""
+    closed = set(_CLOSING_NAME.findall(text)) - KNOWN_TAG_SET
+    if len(closed) > MAX_FIND_NAMES:
+        return [(m.start(), m.end(), not m.group(1), m.group(2)) for m in _TAG_TOKEN.finditer(text)]
+    return _find_tokens(text, (*KNOWN_TAGS, *sorted(closed)))
 
 
 def scan_text(text: str, *, any_tag: bool = False) -> TextScan:
     """Scan one text block for tagged blocks: known tags only, or (`any_tag`) every well-formed tag name."""
     if "<" not in text:
         return EMPTY_SCAN
-    tokens = _any_tokens(text) if any_tag else _known_tokens(text)
+    tokens = _any_tokens(text) if any_tag else _find_tokens(text, KNOWN_TAGS)
     if not tokens:
         return EMPTY_SCAN
     open_at: dict[str, tuple[int, bool]] = {}  # tag -> (start of the pending opening tag, nested seen)
@@ -135,10 +145,12 @@ def scan_text(text: str, *, any_tag: bool = False) -> TextScan:
     spans.sort()
     top_end = -1
     for start, end, tag, nested in spans:
-        data = text[start:end].encode("utf-8", "surrogatepass")
         top = start >= top_end
         if top:
             top_end = end
+        elif tag not in KNOWN_TAG_SET:
+            continue  # an unknown tag inside another block: hashing every level of such nesting is quadratic
+        data = text[start:end].encode("utf-8", "surrogatepass")
         scan.blocks.append(TagBlock(tag, start, end, len(data), span_digest(data), nested, top))
     return scan
 
