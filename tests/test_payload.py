@@ -35,6 +35,7 @@ from core.analysis.serialize import (
     WatchedExecution,
     delta_blocks,
     flatten_blocks,
+    fold_context,
     open_tool_calls,
     payload_bytes,
     present_messages,
@@ -64,6 +65,7 @@ class Conversation:
                  rules: SerializerRules = RULES_OLD, dedupe: str = KEEP_LAST) -> None:  # fmt: skip
         self.t = Transcript(directory, provider=provider, date=date)
         self.context: list[dict[str, Any]] = []
+        self.kinds: list[str] = []  # per context message: env | user | other (the newer builds' fold)
         self.rules = rules
         self.dedupe = dedupe
         self.completed: dict[str, WatchedExecution] = {}
@@ -71,19 +73,23 @@ class Conversation:
 
     def user(self, *blocks: Any) -> str:
         entry = self.t.user(*blocks)
-        self.context.append(self._msg(entry))
+        self._add(self._msg(entry), "user")
         return entry
 
     def custom(self, content: Any, custom_type: str = "omo-ultrawork:directive") -> str:
         entry = self.t.custom_message(content, custom_type)
         body = [text(content)] if isinstance(content, str) else content
-        self.context.append({"role": "user", "content": body})
+        self._add({"role": "user", "content": body}, "env" if custom_type == "environment-context" else "other")
         return entry
 
     def result(self, call_id: str, name: str, *blocks: Any) -> str:
         entry = self.t.tool_result(call_id, name, *blocks)
-        self.context.append(self._msg(entry))
+        self._add(self._msg(entry), "other")
         return entry
+
+    def _add(self, msg: dict[str, Any], kind: str) -> None:
+        self.context.append(msg)
+        self.kinds.append(kind)
 
     def _msg(self, entry_id: str) -> dict[str, Any]:
         return next(line["message"] for line in self.t.lines if line.get("id") == entry_id)
@@ -91,15 +97,16 @@ class Conversation:
     def reference(self, kind: str, count: int | None) -> tuple[str, int, int, int]:
         """(serializer, bytes after senpi's dedupe, raw bytes, collapsedDirectives) by full re-serialization."""
         namer = ToolNamer(self.rules)
-        for msg in self.context:
+        context = fold_context(self.context, self.kinds, self.rules)
+        for msg in context:
             namer.observe_message(msg)
         if kind in FLATTEN_KINDS:
-            present = present_messages(self.context, self.rules)
+            present = present_messages(context, self.rules)
             pending = open_tool_calls(present)
             note = tool_watch_note(pending, self.completed, namer) if pending else None
             result = senpi_dedupe(flatten_blocks(present, self.rules, namer, note), self.dedupe)
             return "flatten", result.bytes_after, result.bytes_before, result.collapsed
-        sent = [m for m in self.context if is_transmitted(m)]
+        sent = [m for m in context if is_transmitted(m)]
         size = payload_bytes(delta_blocks(sent[len(sent) - (count or 0) :], self.rules, namer))
         return "delta", size, size, 0
 
@@ -107,13 +114,14 @@ class Conversation:
              wrong_by: int = 0, stop: str = "stop", usage: dict[str, int] | None = None) -> str:  # fmt: skip
         """An assistant message (one call) whose diagnostic logs what senpi would have logged."""
         if count is None and kind != "disabled":
-            count = sum(1 for m in self.context if is_transmitted(m))
+            context = fold_context(self.context, self.kinds, self.rules)
+            count = sum(1 for m in context if is_transmitted(m))
         serializer, sent, raw, collapsed = self.reference(kind, count)
         logged = sent + wrong_by if (serializer == "flatten" and kind != "disabled" and log_bytes) else None
         entry = self.t.assistant(*content, kind=kind, count=count, payload_bytes=logged, collapsed=collapsed,
                                  stop=stop, usage=usage)  # fmt: skip
         self.expected.append((serializer, sent, raw))
-        self.context.append(self._msg(entry))
+        self._add(self._msg(entry), "other")
         return entry
 
     def run(self) -> Any:
@@ -285,6 +293,30 @@ def test_newer_build_rules_are_picked_by_the_logged_bytes(tmp_path: Path) -> Non
                               {"type": "text", "text": "ok"}]  # fmt: skip
 
 
+def test_newer_builds_fold_the_environment_message_into_the_prompt(tmp_path: Path) -> None:
+    """2026.9.24-3+: a hidden environment-context message directly before a user prompt becomes that prompt's
+    leading text block (one `USER:` section, one transmitted message); one with no prompt after it stays."""
+    env = ("<environment_context>\n  <cwd>/home/dev/p</cwd>\n  <current_date>2026-10-12</current_date>\n"
+           "</environment_context>")  # fmt: skip
+    conv = Conversation(tmp_path, provider="anthropic-subscription", date="2026-10-12", rules=RULES_NEW,
+                        dedupe=KEEP_IDENTICAL_PREVIOUS)  # fmt: skip
+    conv.custom(env, "environment-context")
+    conv.user("hello")
+    conv.custom("<omo-senpi-task>\nuse tasks\n</omo-senpi-task>", "senpi-task.usage")
+    conv.call(text("hi"), kind="bootstrap")
+    conv.user("more")
+    conv.call(text("ok"), kind="flatten")
+    conv.custom(env.replace("12", "13"), "environment-context")
+    conv.call(text("date changed"), kind="delta", count=1)
+    session = conv.run()
+    assert_matches_reference(conv, session)
+    assert conv.t.lines[-1]["message"]["diagnostics"][0]["details"]["deltaMessages"] == 1
+    rebuilt = rebuild_turn(session, 1)
+    assert rebuilt is not None
+    texts_ = [b["text"] for b in rebuilt.blocks]
+    assert texts_[1:4] == ["USER:\n", env, "hello"]
+
+
 def test_same_data_logged_by_an_older_build_is_recognized(tmp_path: Path) -> None:
     """The provider id says "newer", the logged bytes say keep-last: the evidence wins."""
     a = ultrawork_block(4000)
@@ -345,6 +377,7 @@ def test_compaction_resets_the_running_history(tmp_path: Path) -> None:
     summary = ("The conversation history before this point was compacted into the following summary:\n\n"
                "<summary>\nwe did one and two\n</summary>")  # fmt: skip
     conv.context = [{"role": "user", "content": [text(summary)]}, *conv.context[2:]]
+    conv.kinds = ["other", *conv.kinds[2:]]
     conv.user("three")
     conv.call(text("c"), kind="flatten", count=None)
     session = conv.run()
@@ -361,7 +394,7 @@ def test_branch_switch_measures_the_new_branch(tmp_path: Path) -> None:
     conv.call(text("x"), kind="delta", count=1)
     # the user goes back to the first answer and asks something else
     conv.t.leaf = first_answer
-    conv.context = conv.context[:2]
+    conv.context, conv.kinds = conv.context[:2], conv.kinds[:2]
     conv.user("other question")
     conv.call(text("y"), kind="flatten")
     session = conv.run()
@@ -438,7 +471,7 @@ def test_simulator_manifest_agrees(tmp_path: Path) -> None:
     manifest = simulate.generate(tmp_path / "agent", "demo")
     engine = ingest(tmp_path / "agent")
     sessions = {s.session_id: s for s in engine.state.sessions.values()}
-    compared = checked = 0
+    compared = checked = stable = 0
     for truth in manifest.sessions:
         session = sessions[truth.session_id]
         assert session.extra.get("payload_mismatches", []) == [], truth.session_id
@@ -452,5 +485,11 @@ def test_simulator_manifest_agrees(tmp_path: Path) -> None:
             )  # fmt: skip
             copies = (turn.directives or {}).get("ultrawork-mode", {"copies": 0, "bytes": 0})
             assert (copies["copies"], copies["bytes"]) == (row.directive_copies, row.directive_bytes)
+            if row.resend_from_volatile and turn.avoidable:
+                # the counterfactual: a delta of the messages new since the previous call
+                assert turn.payload_bytes_if_stable == row.stable_payload_bytes, (truth.session_id, row.index)
+                stable += 1
             compared += 1
     assert compared > 0 and checked > 0
+    if any(t.avoidable is not None for s in sessions.values() for t in s.turns):
+        assert stable > 0  # the replay judged the re-sends: their counterfactual bytes were compared
