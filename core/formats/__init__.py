@@ -40,3 +40,7 @@ def sniff(path: str, obj: dict) -> Adapter | None:
 from core.formats.agent_events import AgentEventsAdapter  # noqa: E402  (needs `register` above)
 
 register(AgentEventsAdapter(), first=True)
+
+
+# Other agents' formats register themselves (pi before senpi's transcript: both start with a `session` header).
+from core.formats import pi_session  # noqa: E402, F401

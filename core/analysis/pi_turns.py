@@ -1,0 +1,148 @@
+"""Per-call verdicts for pi-family transcript turns that carry no continuity diagnostic of their own.
+
+pi (and senpi on any lane but `claude-sdk-oauth`) sends the whole context to a stateless API on every call;
+nothing on disk says whether the history was processed again. The provider's cache figures do
+(`core.analysis.cache_verdict`), and the transcript's structure adds what the cache cannot know:
+
+- the first call after a `compaction` entry is `compaction/compaction_entry` (the prompt was rebuilt from a
+  summary by design);
+- the first call after the active branch moved (a new child of an older entry, pi's `/tree` navigation or a
+  `branch_summary`) is `fork/branch`;
+- in a branched session file (header `parentSession`), pi copies the root-to-leaf path of the parent with the
+  same entry ids and their old timestamps: those turns were calls of the parent session, so they get no
+  verdict here (`extra["copied_from"]`), and the first new call is `fork/branched_session`.
+
+Every other call is judged from its usage against the previous call (the previous in time: the cache holds
+what was sent last, whichever branch it was on). The verdict becomes `Turn.logged` with `source` `cache`
+(numbers) or `transcript` (structure), and the figures go to `Turn.extra["cache"]`. A senpi turn whose
+continuity diagnostic was persisted is left alone: the agent's own decision wins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.analysis.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
+from core.analysis.context import ProviderContext
+from core.analysis.pipeline import register_session_analyzer
+from core.model import TranscriptEntry, Turn
+from core.timeutil import any_ms, parse_iso_ms
+
+if TYPE_CHECKING:
+    from core.state import SessionState
+
+#: The lane senpi decides continuity for itself (reference senpi-newer §3); its turns are not judged here.
+SENPI_RESIDENT_API = "claude-sdk-oauth"
+
+
+def usage_of(msg: dict[str, object], ts_ms: int | None) -> CallUsage | None:
+    """pi's `usage` (`input`, `cacheRead`, `cacheWrite`, `output`) as call figures; None when absent."""
+    usage = msg.get("usage")
+    if not isinstance(usage, dict):
+        return None
+
+    def num(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    return CallUsage(num("input"), num("cacheRead"), num("cacheWrite"), ts_ms, None, num("output"))
+
+
+class PiTurns:
+    """Session analyzer; see the module docstring. Keeps figures of one call, never message bodies."""
+
+    def __init__(self, session: SessionState) -> None:
+        self.previous: CallUsage | None = None
+        self.pending: tuple[str, str] | None = None  # a structural verdict waiting for the next new call
+        self.judged: set[int] = set()  # turn indices already decided (a branch replay re-delivers them)
+        self.context_after_previous = 0  # context messages right after the previous call (for `count`)
+
+    def on_entry(self, session: SessionState, entry: TranscriptEntry, turn: Turn | None) -> None:
+        if entry.type == "compaction":
+            self.pending = (COMPACTION, "compaction_entry")
+            return
+        if turn is None or turn.index in self.judged:
+            return
+        self.judged.add(turn.index)
+        msg = entry.message or {}
+        copied_from = _copied_from(session, entry)
+        if copied_from is not None:
+            turn.extra["copied_from"] = copied_from
+            self.pending = ("fork", "branched_session")
+        current = usage_of(msg, turn.ts_ms)
+        prompt_messages, new_messages = self._counts(session)
+        if copied_from is not None or current is None or current.empty:
+            if current is not None and not current.empty:
+                self.previous = current
+            return
+        if turn.logged is None and msg.get("api") != SENPI_RESIDENT_API:
+            verdict = self._verdict(current)
+            count = new_messages if verdict.kind == "delta" else prompt_messages
+            source = "cache" if verdict.reason in _CACHE_REASONS else "transcript"
+            turn.logged = decision(verdict, count, source=source)
+            turn.logged.ts_ms = turn.ts_ms
+            turn.extra["cache"] = verdict.evidence
+            turn.why = _why(verdict)
+        self.pending = None
+        self.previous = current
+
+    def on_branch(self, session: SessionState, keep: int) -> None:
+        self.pending = ("fork", "branch")
+
+    def _verdict(self, current: CallUsage) -> CacheVerdict:
+        if self.pending is not None:
+            return structural(*self.pending, current, self.previous)
+        return judge(current, self.previous)
+
+    def _counts(self, session: SessionState) -> tuple[int | None, int | None]:
+        """Messages in this call's prompt, and those new since the previous call (from the context tracker)."""
+        context = session.analyzer("context")
+        if not isinstance(context, ProviderContext):
+            return None, None
+        items = context.items
+        prompt = max(0, len(items) - 1)  # the assistant message itself was just appended
+        new = prompt - self.context_after_previous
+        self.context_after_previous = len(items)
+        return prompt, new if new >= 0 else prompt
+
+
+_CACHE_REASONS = frozenset(
+    {"first_call", "cache_hit", "cache_expired", "below_cache_minimum", "uncached", "prefix_rewritten",
+     "partial_prefix"}
+)  # fmt: skip
+
+
+def _copied_from(session: SessionState, entry: TranscriptEntry) -> str | None:
+    """The parent session path when this entry is a copy made by pi's branched-session export.
+
+    The copy keeps the parent's entry timestamps, so it predates the file's own header.
+    """
+    header = session.header
+    if header is None or header.parent_session is None:
+        return None
+    created = parse_iso_ms(header.timestamp)
+    written = parse_iso_ms(entry.timestamp) or any_ms((entry.message or {}).get("timestamp"))
+    if created is None or written is None or written >= created:
+        return None
+    return header.parent_session
+
+
+def _why(verdict: CacheVerdict) -> str:
+    """One line a user reads in the turn table's detail."""
+    ev = verdict.evidence
+    read, prev = ev.get("cache_read"), ev.get("prev_prompt")
+    gap = ev.get("gap_ms")
+    gap_text = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
+    if verdict.kind == "delta":
+        return f"cache read {read} of the previous prompt's {prev} tokens: only the new part was processed"
+    if verdict.kind == "bootstrap":
+        return f"first call: {ev.get('prompt')} prompt tokens, {read} read from cache"
+    if verdict.kind == COMPACTION:
+        return f"first call after a compaction: {ev.get('prompt')} prompt tokens{gap_text}"
+    if verdict.kind == "fork":
+        return f"first call on another branch ({verdict.reason}): cache read {read} of {ev.get('prompt')}{gap_text}"
+    return (f"history processed again ({verdict.reason}): cache read {read} of the previous prompt's {prev}, "
+            f"cache write {ev.get('cache_write')}{gap_text}")  # fmt: skip
+
+
+register_session_analyzer("pi_turns", PiTurns)
