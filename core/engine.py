@@ -13,6 +13,7 @@ from pathlib import Path
 import core.analysis  # noqa: F401  (registers the session analyzers)
 from core.formats import sniff
 from core.formats.base import Adapter, load_object
+from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
 from core.model import Problem
 from core.sources import Line, Notice, Sources
 from core.sources.discover import resolve_roots
@@ -60,6 +61,7 @@ class Engine:
         self.stats: dict[str, SourceStat] = {}
         self._pending: dict[str, _Pending] = {}
         self.ignored: set[str] = set()
+        self._documents: set[str] = set()  # JSON documents already read whole: their generation has nothing more
         self.total_lines = 0
         self.total_bytes = 0
         if watch:
@@ -72,14 +74,19 @@ class Engine:
         result = PollResult()
         with self.lock:
             for batch in batches:
+                # a deletion comes after the lines it travels with: they are the rest of the deleted file
                 for notice in batch.notices:
-                    self._notice(batch.logical, notice)
+                    if notice.kind != "deleted":
+                        self._notice(batch.logical, notice)
                     result.changed = True
                 if batch.lines:
                     self._lines(batch.path, batch.logical, batch.lines)
                     result.lines += len(batch.lines)
                     result.bytes += sum(len(line.data) + 1 for line in batch.lines)
                     result.changed = True
+                for notice in batch.notices:
+                    if notice.kind == "deleted":
+                        self._notice(batch.logical, notice)
             self.total_lines += result.lines
             self.total_bytes += result.bytes
         return result
@@ -96,6 +103,12 @@ class Engine:
         """Files never recognised: their held lines become problems (nothing is silently dropped)."""
         with self.lock:
             for path, pending in list(self._pending.items()):
+                whole = document_on_disk(path, pending.lines)  # a document still being written: read it whole
+                if whole is not None:
+                    del self._pending[path]
+                    self._lines(path, path, [whole])
+                    self._documents.add(path)
+                    continue
                 for line in pending.lines:
                     self._unrecognised(path, line)
                 pending.lines.clear()
@@ -114,10 +127,17 @@ class Engine:
         return stat
 
     def _notice(self, logical: str, notice: Notice) -> None:
-        self.state.add_problem(Problem(notice.path, notice.lineno, notice.offset, notice.message, now_ms()))
+        # formats whose writer rewrites or removes the file as its normal write path (mux) say which notices
+        # are routine for them; those are not problems
+        if notice.kind not in getattr(self.adapters.get(logical), "routine_notices", ()):
+            self.state.add_problem(Problem(notice.path, notice.lineno, notice.offset, notice.message, now_ms()))
         if notice.kind == "oversized_line":
             self._stat(notice.path).bad_lines += 1
         if notice.kind in RESET_NOTICES:
+            self._documents.discard(logical)
+            held = self._pending.get(logical)
+            if held is not None and held.lines and opens_document(held.lines[0]) and notice.kind != "deleted":
+                del self._pending[logical]  # an unfinished version of a document its writer has superseded
             adapter = self.adapters.get(logical)
             if adapter is not None and adapter.name.endswith("transcript"):
                 self.state.reset_session(logical)
@@ -126,6 +146,8 @@ class Engine:
 
     def _lines(self, path: str, logical: str, lines: list[Line]) -> None:
         stat = self._stat(path)
+        if logical in self._documents:
+            return  # the tail of a document already read whole (its closing line, flushed when it was replaced)
         adapter = self.adapters.get(logical)
         if adapter is None:
             adapter, lines = self._sniff(path, logical, lines)
@@ -155,6 +177,8 @@ class Engine:
             return None, []
         pending = self._pending.setdefault(logical, _Pending())
         held = pending.lines + lines
+        if held and opens_document(held[0]):
+            return self._sniff_document(path, logical, held)
         for line in held:
             obj = load_object(path, line.lineno, line.offset, line.data)
             if isinstance(obj, Problem):
@@ -173,6 +197,28 @@ class Engine:
         pending.lines = held
         pending.size = sum(len(line.data) for line in held)
         if len(held) > SNIFF_HOLD_LINES or pending.size > SNIFF_HOLD_BYTES:
+            stat = self._stat(path)
+            for line in held:
+                stat.lines += 1
+                stat.bytes += len(line.data) + 1
+                if line.data.strip():
+                    self._unrecognised(path, line)
+            pending.lines = []
+            pending.size = 0
+        return None, []
+
+    def _sniff_document(self, path: str, logical: str, held: list[Line]) -> tuple[Adapter | None, list[Line]]:
+        """A pretty-printed JSON document (`core.formats.document`): held until its lines decode together,
+        then sniffed and parsed as one line."""
+        whole = join_document(held)
+        if whole is not None:
+            del self._pending[logical]
+            self._documents.add(logical)
+            return self._sniff(path, logical, [whole])
+        pending = self._pending[logical]
+        pending.lines = held
+        pending.size = sum(len(line.data) for line in held)
+        if pending.size > DOCUMENT_MAX_BYTES:
             stat = self._stat(path)
             for line in held:
                 stat.lines += 1
