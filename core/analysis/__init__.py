@@ -15,5 +15,5 @@ from core.analysis import directives, payload  # noqa: F401
 
 # isort: split
 # other agents (after the replay, whose `why` would otherwise replace theirs on pi-family turns): pi-family
-# turns judged from the cache, the Claude Code call handler
-from core.analysis import claude_calls, pi_turns  # noqa: F401
+# turns judged from the cache, record handlers for Claude Code and mux/Xum
+from core.analysis import claude_calls, mux_audit, pi_turns  # noqa: F401
