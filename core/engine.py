@@ -92,11 +92,19 @@ class Engine:
         return result
 
     def drain(self, chunk: int = 64 * 1024 * 1024) -> None:
-        """Read until nothing is left (the report; tests)."""
+        """Read until nothing is left (the report; tests).
+
+        A poll can consume a whole chunk and complete no line (inside a line longer than ``chunk``, e.g. an
+        oversized one being skipped), so "no lines" alone does not mean done: stop when the bytes left on disk
+        stop shrinking (all read, or only unreadable files left).
+        """
+        left: int | None = None
         while True:
             result = self.poll(chunk)
-            if not result.lines and not result.changed:
+            now = self.sources.pending_bytes()
+            if not result.lines and not result.changed and (now == 0 or (left is not None and now >= left)):
                 break
+            left = now
         self.finish_pending()
 
     def finish_pending(self) -> None:

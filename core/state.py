@@ -182,11 +182,13 @@ class State:
         path: list[str] = []
         cursor = parent
         on_branch = set(session.branch)
-        while cursor is not None and cursor not in on_branch:
+        walked: set[str] = set()  # ids repeat in hostile files, so parent links can form a cycle
+        while cursor is not None and cursor not in on_branch and cursor not in walked:
+            walked.add(cursor)
             path.append(cursor)
             node = session.nodes.get(cursor)
             cursor = node.parent_id if node else None
-        keep = session.branch.index(cursor) + 1 if cursor is not None else 0
+        keep = session.branch.index(cursor) + 1 if cursor is not None and cursor in on_branch else 0
         del session.branch[keep:]
         for analyzer in session.analyzers.values():
             analyzer.on_branch(session, keep)

@@ -13,6 +13,10 @@ import orjson
 from core.model import Problem, Record
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 200
+"""Deepest JSON nesting accepted. orjson parses up to 1024 levels, but its serializer stops at 255 and every
+recursive walk downstream (digests, diffs, redaction, the JSON tree view) hits Python's recursion limit near
+1000: a deeper line is one Problem here instead of a crash later. Real entries nest a few tens of levels."""
 
 
 class Adapter(Protocol):
@@ -52,7 +56,22 @@ def load_object(path: str, lineno: int, offset: int, data: bytes) -> dict[str, A
         return Problem(path, lineno, offset, describe_json_error(data, exc))
     if not isinstance(obj, dict):
         return Problem(path, lineno, offset, f"expected a JSON object, got {type(obj).__name__}")
+    # counting brackets is C-speed; only a line with that many of them is walked
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _deeper_than(obj, MAX_DEPTH):
+        return Problem(path, lineno, offset, f"JSON nested deeper than {MAX_DEPTH} levels")
     return obj
+
+
+def _deeper_than(obj: dict[str, Any], limit: int) -> bool:
+    """Iterative (a recursive walk is exactly what deep input breaks)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def opt_str(obj: dict[str, Any], key: str) -> str | None:

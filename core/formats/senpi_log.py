@@ -86,8 +86,10 @@ class CompactionLogAdapter(SessionLogAdapter):
     source = "compaction-log"
 
     def sniff(self, path: str, obj: dict[str, Any]) -> bool:
+        # The file name wins over the first event: this adapter is tried first, so a session.log that starts
+        # with a compaction-vocabulary event must not be claimed (its continuity lines would become generic).
         return all(isinstance(obj.get(key), str) for key in _ENVELOPE) and (
-            obj.get("event") in COMPACTION_EVENTS or "compaction.log" in path
+            "compaction.log" in path or (obj.get("event") in COMPACTION_EVENTS and "session.log" not in path)
         )
 
     def parse(self, path: str, lineno: int, offset: int, data: bytes) -> list[Record]:
