@@ -23,6 +23,7 @@ import hashlib
 import math
 import re
 from decimal import Decimal
+from functools import lru_cache
 from json.encoder import encode_basestring  # C implementation: escapes like JSON.stringify, keeps non-ASCII
 from typing import Any
 
@@ -65,11 +66,17 @@ def _is_array_index(key: str) -> bool:
 
 def sorted_keys(obj: dict[str, Any]) -> list[str]:
     """The order `JSON.stringify(Object.fromEntries(entries.sort(localeCompare)))` writes keys in."""
-    index_keys = [k for k in obj if _is_array_index(k)]
-    other = [k for k in obj if not _is_array_index(k)]
+    return list(_key_order(tuple(obj)))
+
+
+@lru_cache(maxsize=4096)
+def _key_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Cached per key tuple: objects of one shape (`{type, text}`, tool-call blocks, …) repeat endlessly."""
+    index_keys = [k for k in keys if _is_array_index(k)]
+    other = [k for k in keys if not _is_array_index(k)]
     index_keys.sort(key=int)
     other.sort(key=collation_key)  # stable: ties keep insertion order, like V8's stable sort
-    return index_keys + other
+    return tuple(index_keys + other)
 
 
 def js_number(value: int | float) -> str:
@@ -115,16 +122,8 @@ def js_string(text: str) -> str:
 
 
 def _write(value: Any, parts: list[str], path: list[int]) -> None:
-    if value is None or value is UNDEFINED:
-        parts.append("null")
-    elif value is True:
-        parts.append("true")
-    elif value is False:
-        parts.append("false")
-    elif isinstance(value, str):
-        parts.append(js_string(value))
-    elif isinstance(value, int | float):
-        parts.append(js_number(value))
+    if isinstance(value, str):  # the common case first; lone surrogates are escaped once, in canonical_json
+        parts.append(encode_basestring(value))
     elif isinstance(value, dict):
         if id(value) in path:
             parts.append('"[circular]"')
@@ -132,14 +131,14 @@ def _write(value: Any, parts: list[str], path: list[int]) -> None:
         path.append(id(value))
         parts.append("{")
         first = True
-        for key in sorted_keys(value):
+        for key in _key_order(tuple(value)):
             item = value[key]
             if item is UNDEFINED:
                 continue
             if not first:
                 parts.append(",")
             first = False
-            parts.append(js_string(str(key)))
+            parts.append(encode_basestring(key))
             parts.append(":")
             _write(item, parts, path)
         parts.append("}")
@@ -156,6 +155,14 @@ def _write(value: Any, parts: list[str], path: list[int]) -> None:
             _write(item, parts, path)
         parts.append("]")
         path.pop()
+    elif value is None or value is UNDEFINED:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif isinstance(value, int | float):
+        parts.append(js_number(value))
     else:  # bigint-like or foreign objects: senpi writes their string form
         parts.append(js_string(str(value)))
 
@@ -166,7 +173,10 @@ def canonical_json(value: Any) -> str:
         raise ValueError("JSON.stringify(undefined) is not a string; senpi never hashes undefined")
     parts: list[str] = []
     _write(value, parts, [])
-    return "".join(parts)
+    text = "".join(parts)
+    if _LONE_SURROGATE.search(text):
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def digest(value: Any) -> str:

@@ -80,11 +80,15 @@ def has_timing(message: dict[str, Any]) -> bool:
 
 
 def compare(capture: dict[str, Any] | None, commit: dict[str, Any]) -> dict[str, str]:
-    """senpi's commit check under every hash rule: {rule: clean | rewritten} (no capture -> clean)."""
+    """senpi's commit check under every hash rule: {rule: clean | rewritten} (no capture -> clean).
+
+    Equal hashes <=> equal hashed objects, so the objects are compared directly (Python's `==` treats 1 and
+    1.0 as JavaScript does; only a bool swapped for 0/1 between capture and commit would be missed).
+    """
     if capture is None:
         return dict.fromkeys(HASH_RULES, "clean")
     return {
-        rule: "clean" if assistant_content_hash(capture, rule) == assistant_content_hash(commit, rule) else "rewritten"
+        rule: "clean" if hashed_fields(capture, rule) == hashed_fields(commit, rule) else "rewritten"
         for rule in HASH_RULES
     }
 
@@ -273,13 +277,15 @@ class CommitAnalyzer:
         info = turn.commit
         if info.outcome != "rewritten":
             return f"commit {info.outcome}"
-        origin = {"events": "recorded", "transcript": "per the transcript", "inferred": "inferred"}[info.source]
+        sides = "capture and commit" if info.source == "events" else "inferred capture and commit"
+        if info.source == "transcript":
+            sides = "rewritten per the transcript; inferred capture and commit"
         if info.klass == "volatile-only":
-            return f"capture and commit differ only in volatile fields {describe(info.diff)} ({origin})"
+            return f"{sides} differ only in volatile fields {describe(info.diff)}"
         if info.klass == "semantic":
             semantic = [c for c in info.diff if not c.volatile]
-            return f"capture and commit differ in {describe(semantic)} ({origin})"
-        return f"rewritten {origin}; the changed fields are unknown without a recording"
+            return f"{sides} differ in {describe(semantic)}"
+        return "rewritten per the transcript; which fields changed is unknown without an event recording"
 
     def refresh_profile(self, version: int) -> int | None:
         """Re-resolve every turn after the profile changed; the first turn whose outcome changed, or None."""

@@ -105,9 +105,26 @@ def stable_xxh3(message: dict[str, Any], volatility: VolatilityPolicy | None = N
 
 
 def fingerprints(message: dict[str, Any], volatility: VolatilityPolicy | None = None) -> dict[str, str]:
-    """The `fingerprints` object of a turn: every senpi rule plus `stable_xxh3`."""
-    out = {FINGERPRINT_KEYS[rule]: value for rule, value in assistant_hashes(message).items()}
-    out["stable_xxh3"] = stable_xxh3(message, volatility)
+    """The `fingerprints` object of a turn: every senpi rule plus `stable_xxh3`.
+
+    Most messages look the same under several rules (no thinking timing, no transient fields), so each
+    distinct projection is serialized once: deep equality of the objects is far cheaper than the text.
+    """
+    verbatim = hashed_fields(message, VERBATIM)
+    objects = {rule: (verbatim if rule == VERBATIM else hashed_fields(message, rule)) for rule in HASH_RULES}
+    stripped = (volatility or policy()).strip(verbatim)
+    seen: list[tuple[dict[str, Any], bytes]] = []
+
+    def text_of(obj: dict[str, Any]) -> bytes:
+        for other, data in seen:
+            if other == obj:
+                return data
+        data = canonical_json(obj).encode("utf-8")
+        seen.append((obj, data))
+        return data
+
+    out = {FINGERPRINT_KEYS[rule]: hashlib.sha256(text_of(obj)).hexdigest() for rule, obj in objects.items()}
+    out["stable_xxh3"] = xxhash.xxh3_64_hexdigest(text_of(stripped))
     return out
 
 

@@ -25,6 +25,7 @@ tree changes H but not what the registry remembers, exactly as in senpi.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -434,6 +435,7 @@ def _fold(
     added: list[dict[str, Any]],
     entry_is_env: bool,
     entry_is_call: bool,
+    hasher: Callable[[dict[str, Any]], str] = sent_message_hash,
 ) -> tuple[HashChain | None, bool, tuple[Any, ...] | None, tuple[tuple[str, str], ...]]:
     """Append converted messages to H with newer builds' conversion rules (senpi-newer §5.2):
 
@@ -476,7 +478,7 @@ def _fold(
                 chain = flush_env(chain)
             env = None
         if is_transmitted(msg):
-            chain = HashChain(chain, sent_message_hash(msg))
+            chain = HashChain(chain, hasher(msg))
             if role == "toolResult":
                 words = words + tuple(_user_words(msg))
         elif role == "assistant" and msg.get("stopReason") not in ("error", "aborted"):
@@ -529,6 +531,15 @@ class VerdictReplay:
             self.update_sidecar_verdict()
 
     def _advance(self, prev: BranchMark, entry: TranscriptEntry) -> BranchMark:
+        memo: dict[int, str] = {}
+
+        def hasher(msg: dict[str, Any]) -> str:
+            """Each message is hashed once even when H and the branch walk both need it."""
+            value = memo.get(id(msg))
+            if value is None:
+                value = memo[id(msg)] = sent_message_hash(msg)
+            return value
+
         ctx = self.session.analyzer("context")
         chain, assistant, env, words = prev.chain, prev.assistant, prev.env, prev.words
         if isinstance(ctx, ProviderContext):
@@ -539,14 +550,14 @@ class VerdictReplay:
                 added = ctx.added
             is_env = entry.type == "custom_message" and entry.obj.get("customType") == ENV_CONTEXT_TYPE
             is_call = entry.type == "message" and entry.role == "assistant"
-            chain, assistant, env, words = _fold(chain, assistant, env, words, added, is_env, is_call)
+            chain, assistant, env, words = _fold(chain, assistant, env, words, added, is_env, is_call, hasher)
         walk, compacted = prev.walk, prev.compacted
         if entry.type == "compaction":
             compacted, walk = True, None
         elif entry.type == "message" and not compacted:
             msg = entry.message
             if msg is not None and msg.get("role") in ("user", "toolResult") and is_transmitted(msg):
-                walk = HashChain(walk, sent_message_hash(msg))
+                walk = HashChain(walk, hasher(msg))
         binding, after, b_chain, b_walk = prev.binding, prev.after_binding, prev.binding_chain, prev.binding_walk
         if entry.type == "custom" and entry.obj.get("customType") == BINDING_TYPE:
             data = entry.obj.get("data")
@@ -699,11 +710,14 @@ class VerdictReplay:
         commit = self.session.analyzer("commit")
         if result.pending_turn is not None and not result.logged_only and result.cause.startswith("pending fork"):
             explain = commit.explain(result.pending_turn) if isinstance(commit, CommitAnalyzer) else ""
-            why = f"{result.cause}; {explain}" + (
-                ": avoidable" if turn.avoidable else (": not avoidable" if turn.avoidable is False else "")
-            )
-            if result.decision is not None and result.decision.kind == "flatten":
-                why = f"{why} (no boundary below the rewritten turn -> flatten)"
+            d = result.decision
+            step_note = ""
+            if d is not None and d.kind == "flatten":
+                step_note = ", no boundary below it -> flatten"
+            elif d is not None and d.kind == "fork":
+                step_note = f" -> fork at boundary {result.frm}"
+            verdict = ": avoidable" if turn.avoidable else (": not avoidable" if turn.avoidable is False else "")
+            why = f"{result.cause}{step_note}; {explain}{verdict}"
         elif turn.avoidable:
             why += "; avoidable with a stable fingerprint"
         turn.why = why

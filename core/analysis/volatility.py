@@ -139,8 +139,17 @@ class VolatileRule:
     def of(cls, pattern: str, reason: str) -> VolatileRule:
         return cls(pattern, reason, parse_pattern(pattern))
 
+    @property
+    def last_key(self) -> str | None:
+        """The key a matching path must end with (None when the last step matches any key or index)."""
+        last = self.steps[-1] if self.steps else None
+        return last.key if last is not None and last.kind in ("key", "descend") else None
+
     def matches(self, path: Sequence[PathPart], doc: Any) -> bool:
         """True when `path` (inside `doc`, the assistant message) is named by this rule."""
+        last = self.last_key
+        if last is not None and (not path or path[-1] != last):
+            return False  # the cheap test first: most paths end in a key no rule names
         return _match(self.steps, path, doc)
 
 
@@ -169,24 +178,38 @@ class VolatilityPolicy:
     def is_volatile(self, path: Sequence[PathPart], *docs: Any) -> bool:
         return self.rule_for(path, *docs) is not None
 
-    def strip(self, doc: Any) -> Any:
-        """A copy of `doc` without any field a rule names (arrays keep their length: only keys are dropped)."""
-        return self._strip(doc, [], doc)
+    @property
+    def depth(self) -> int | None:
+        """The deepest path any rule can name (None when a rule descends to any depth): stripping stops there."""
+        depths = [
+            None if any(step.kind == "descend" for step in rule.steps) else len(rule.steps) for rule in self.rules
+        ]
+        return None if None in depths else max((d for d in depths if d is not None), default=0)
 
-    def _strip(self, node: Any, path: list[PathPart], root: Any) -> Any:
+    def strip(self, doc: Any) -> Any:
+        """A copy of `doc` without any field a rule names (arrays keep their length: only keys are dropped).
+
+        Subtrees below the deepest path a rule can name are shared, not copied: the default rules stop at
+        the content blocks, so tool-call arguments are never walked.
+        """
+        return self._strip(doc, [], doc, self.depth)
+
+    def _strip(self, node: Any, path: list[PathPart], root: Any, depth: int | None) -> Any:
+        if depth is not None and len(path) >= depth:
+            return node
         if isinstance(node, dict):
             out: dict[str, Any] = {}
             for key, value in node.items():
                 path.append(key)
                 if not self.is_volatile(path, root):
-                    out[key] = self._strip(value, path, root)
+                    out[key] = self._strip(value, path, root, depth)
                 path.pop()
             return out
         if isinstance(node, list):
             items = []
             for i, value in enumerate(node):
                 path.append(i)
-                items.append(self._strip(value, path, root))
+                items.append(self._strip(value, path, root, depth))
                 path.pop()
             return items
         return node
