@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core import __version__
+from core.analysis.profile import tracker_of
 from core.analysis.stats import LogStats
 from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Turn
 from core.report import sections
@@ -210,9 +211,9 @@ def _started(session: SessionState) -> tuple[int, str]:
 
 def _profile(session: SessionState) -> Any:
     """The build profile the analysis chose for the session, and why (null when none was detected)."""
-    tracker = session.analyzers.get("profile")
+    tracker = tracker_of(session)
     if tracker is not None:
-        getattr(tracker, "profile", None)  # the tracker settles its choice when asked
+        _ = tracker.profile  # the tracker settles its choice (and `extra["profile"]`) when asked
     return plain_value(session.extra.get("profile"))
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.analysis.directives import DirectiveLedger, TagLedger
+from core.analysis.payload import simulate_turn
 from core.model import RESEND_KINDS, Turn
 from core.report.values import text
 from core.state import SessionState
@@ -19,8 +21,6 @@ Selected = list[tuple[SessionState, list[Turn]]]
 
 #: kinds whose call serializes the whole history (used when the payload analysis did not say)
 FLATTEN_KINDS = frozenset({"flatten", "bootstrap", "disabled"})
-#: what each dedupe simulation reports, beyond bytes before/after
-SIMULATION_FIELDS = ("collapsed", "kept", "markers", "nested")
 
 
 def is_flatten(turn: Turn) -> bool:
@@ -72,36 +72,40 @@ def directives(selected: Selected) -> dict[str, Any] | None:
 
 
 def _empty_row() -> dict[str, Any]:
-    return {"injections": None, "variants": None, "bytes_per_copy": None,
-            "copies_in_largest_payload": 0, "bytes_in_largest_payload": 0}  # fmt: skip
+    return {
+        "injections": None,
+        "variants": None,
+        "bytes_per_copy": None,
+        "copies_in_largest_payload": 0,
+        "bytes_in_largest_payload": 0,
+    }
 
 
-def _ledger_tags(session: SessionState) -> dict[str, Any]:
+def _ledger_tags(session: SessionState) -> dict[str, TagLedger]:
     """The session's directive ledger (`tag -> TagLedger`), or {} when that analysis did not run."""
     ledger = session.analyzers.get("directives")
-    tags = getattr(ledger, "tags", None)
-    return tags if isinstance(tags, dict) else {}
+    return ledger.tags if isinstance(ledger, DirectiveLedger) else {}
 
 
-def _tag_rows(ledgers: list[dict[str, Any]], turns: list[Turn]) -> dict[str, dict[str, Any]]:
+def _tag_rows(ledgers: list[dict[str, TagLedger]], turns: list[Turn]) -> dict[str, dict[str, Any]]:
     """Per tag: injections summed over sessions, distinct byte-identical variants, the usual copy size."""
     rows: dict[str, dict[str, Any]] = {}
-    variants: dict[str, set[Any]] = {}
+    variants: dict[str, set[int]] = {}
+    dropped: dict[str, int] = {}
     copies_by_size: dict[str, dict[int, int]] = {}
     for tags in ledgers:
         for tag, ledger in tags.items():
-            if not getattr(ledger, "recognized", True):
+            if not ledger.recognized:
                 continue  # a candidate tag that never recurred: not a directive
             name = text(tag)
             row = rows.setdefault(name, _empty_row())
-            row["injections"] = (row["injections"] or 0) + int(getattr(ledger, "injections", 0))
-            seen = getattr(ledger, "variants", {}) or {}
-            variants.setdefault(name, set()).update(seen.keys())
-            row["variants"] = len(variants[name]) + int(getattr(ledger, "variants_dropped", 0))
+            row["injections"] = (row["injections"] or 0) + ledger.injections
+            variants.setdefault(name, set()).update(ledger.variants.keys())
+            dropped[name] = dropped.get(name, 0) + ledger.variants_dropped
+            row["variants"] = len(variants[name]) + dropped[name]
             sizes = copies_by_size.setdefault(name, {})
-            for variant in seen.values():
-                size = int(getattr(variant, "nbytes", 0))
-                sizes[size] = sizes.get(size, 0) + int(getattr(variant, "copies", 0))
+            for variant in ledger.variants.values():
+                sizes[variant.nbytes] = sizes.get(variant.nbytes, 0) + variant.copies
     for name, sizes in copies_by_size.items():
         if sizes:
             rows[name]["bytes_per_copy"] = max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
@@ -113,22 +117,20 @@ def _tag_rows(ledgers: list[dict[str, Any]], turns: list[Turn]) -> dict[str, dic
 
 def simulate(session: SessionState, turn: Turn) -> dict[str, dict[str, Any]] | None:
     """Every dedupe policy the payload analysis knows, run on one call's rebuilt raw payload."""
-    try:
-        from core.analysis.payload import simulate_turn
-    except ImportError:  # a build without the payload reconstruction: no simulation to report
-        return None
-    results = simulate_turn(session, turn.index)
+    results = simulate_turn(session, turn.index)  # rebuilt from disk: the raw blocks are not kept in memory
     if not results:
         return None
-    out: dict[str, dict[str, Any]] = {}
-    for policy, result in results.items():
-        row: dict[str, Any] = {"bytes_before": int(result.bytes_before), "bytes_after": int(result.bytes_after)}
-        for name in SIMULATION_FIELDS:
-            value = getattr(result, name, None)
-            if value is not None:
-                row[name] = value
-        out[text(policy)] = row
-    return out
+    return {
+        text(policy): {
+            "bytes_before": result.bytes_before,
+            "bytes_after": result.bytes_after,
+            "collapsed": result.collapsed,
+            "kept": result.kept,
+            "markers": result.markers,
+            "nested": result.nested,
+        }
+        for policy, result in results.items()
+    }
 
 
 def counterfactual(turns: list[Turn], sessions: Selected | None = None) -> dict[str, Any] | None:
