@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 IDLE_TTL_MS = 30 * 60_000
 SIDECAR_SUFFIX = ".claude-sdk-oauth-binding.json"
 MAX_LISTED = 200  # disagreements / avoidable turns listed per session
+SIDECAR_EAGER_TAIL = 512  # re-judge the sidecar on every entry while fewer messages follow its prefix
 
 PENDING_REASON = {"assistant_rewritten": "assistant_rewritten", "compaction": "tainted_compaction"}
 INVALIDATION_CAUSE = {"compaction": "tainted_compaction", "tree_changed": "branch_diverged", "fork": "tainted_fork"}
@@ -527,8 +528,12 @@ class VerdictReplay:
         if not replayed:
             self._chronological(entry, turn, prev, mark)
         self.marks.append(mark)
-        if not replayed and session.sidecar is not None and (turn is not None or entry.type == "custom"):
-            self.update_sidecar_verdict()
+        if not replayed and session.sidecar is not None:
+            # O(messages since the anchored prefix) each: on every entry while that tail is short, else per call
+            count = session.sidecar.get("sentCount")
+            tail = chain_length(mark.chain) - count if isinstance(count, int) else 0
+            if turn is not None or entry.type == "custom" or tail < SIDECAR_EAGER_TAIL:
+                self.update_sidecar_verdict()
 
     def _advance(self, prev: BranchMark, entry: TranscriptEntry) -> BranchMark:
         memo: dict[int, str] = {}
@@ -590,8 +595,7 @@ class VerdictReplay:
             self.before.append((self.reg, self.cf))
             self.results.append(None)
         if msg.get("api") != API_ID:
-            turn.why = "not a claude-sdk-oauth call: no continuity decision"
-            self._store(turn.index, None)
+            self._store(turn.index, None)  # another lane or agent: its own analysis explains it
             return
         start = any_ms(msg.get("timestamp"))
         events = list(self._events)
@@ -825,28 +829,29 @@ def sidecar_verdict(data: dict[str, Any], mark: BranchMark, profile: BuildProfil
     binding = mark.binding
     if binding is None:
         problems.append("no binding entry on the branch")
+    elif not binding[1]:
+        problems.append(f"the newest binding entry {binding[0]} is an invalidation ({binding[2]})")
     elif binding[0] != marker_id:
         problems.append(f"the newest binding entry {binding[0]} is not the sidecar's marker {marker_id}")
-    elif not binding[1]:
-        problems.append(f"the newest binding entry is an invalidation ({binding[2]})")
     checks["marker"] = not problems
     newer = profile.sidecar_hashes == "context"
     after = mark.after_binding or AfterBinding()
-    nxt = after.first_message if newer else after.next_entry
     rule_key = FINGERPRINT_KEYS[profile.hash_rule]
-    if nxt is None or nxt.get("type") != "message" or nxt.get("role") != "assistant":
-        checks["assistant"] = False
-        problems.append("no assistant message after the marker")
-    else:
-        recomputed = nxt.get("fingerprints", {}).get(rule_key)
-        out["assistantContentHash"] = recomputed
-        checks["assistantContentHash"] = recomputed == stored_hash
-        if recomputed != stored_hash:
-            problems.append(f"assistantContentHash ({profile.hash_rule} rule) differs from the stored one")
-    bad = after.new_bad if newer else after.old_bad
-    checks["tail"] = bad is None
-    if bad is not None:
-        problems.append(f"an entry after the committed assistant rejects the binding: {bad}")
+    if checks["marker"]:  # the other checks only mean something for the sidecar's own marker
+        nxt = after.first_message if newer else after.next_entry
+        if nxt is None or nxt.get("type") != "message" or nxt.get("role") != "assistant":
+            checks["assistantContentHash"] = False
+            problems.append("no assistant message after the marker")
+        else:
+            recomputed = nxt.get("fingerprints", {}).get(rule_key)
+            out["assistantContentHash"] = recomputed
+            checks["assistantContentHash"] = recomputed == stored_hash
+            if recomputed != stored_hash:
+                problems.append(f"assistantContentHash ({profile.hash_rule} rule) differs from the stored one")
+        bad = after.new_bad if newer else after.old_bad
+        checks["tail"] = bad is None
+        if bad is not None:
+            problems.append(f"an entry after the committed assistant rejects the binding: {bad}")
     # what the sidecar should say, recomputed from the transcript as of the marker
     hashes = mark.binding_chain if newer else mark.binding_walk
     if binding is not None and binding[1]:
@@ -895,14 +900,25 @@ class SidecarAndLogHandler:
 
     def __init__(self) -> None:
         self.pending_sidecars: dict[str, Sidecar] = {}
+        self._ids: dict[str, SessionState] = {}
+        self._indexed = -1
+
+    def _by_id(self, state: State, session_id: str) -> SessionState | None:
+        """Session by senpi session id; the index is rebuilt only when sessions were added (O(1) per line)."""
+        session = self._ids.get(session_id)
+        if session is None and self._indexed != len(state.sessions):
+            self._indexed = len(state.sessions)
+            self._ids = {s.session_id: s for s in state.sessions.values()}
+            session = self._ids.get(session_id)
+        return session
 
     def on_record(self, state: State, record: Any) -> None:
         if isinstance(record, Sidecar):
             key = record.where.path[: -len(SIDECAR_SUFFIX)] if record.where.path.endswith(SIDECAR_SUFFIX) else None
             session = state.sessions.get(key) if key else None
-            if session is None:
-                sid = record.data.get("sessionId")
-                session = next((s for s in state.sessions.values() if s.session_id == sid), None)
+            sid = record.data.get("sessionId")
+            if session is None and isinstance(sid, str):
+                session = self._by_id(state, sid)
             if session is None:
                 if key:
                     self.pending_sidecars[key] = record
@@ -911,12 +927,10 @@ class SidecarAndLogHandler:
         elif isinstance(record, ContinuityLine | CloseLine):
             if record.session_id is None:
                 return
-            for session in state.sessions.values():
-                if session.session_id == record.session_id:
-                    tracker = tracker_of(session)
-                    if tracker is not None:
-                        tracker.log_line_with_session_id()
-                    break
+            session = self._by_id(state, record.session_id)
+            tracker = tracker_of(session) if session is not None else None
+            if tracker is not None:
+                tracker.log_line_with_session_id()
         elif isinstance(record, TranscriptEntry) and self.pending_sidecars:
             waiting = self.pending_sidecars.pop(record.where.path, None)
             if waiting is not None:
