@@ -16,6 +16,7 @@ from core.timeutil import iso_ms
 
 T0 = 1_765_233_600_000  # 2025-12-08T22:40:00Z
 SID = "d97339c6-6c10-4827-846b-9ff1d9c3dc37"  # randomUUID(): version 4, as pi writes
+REMINDER = "<system-reminder>\nKeep answers short.\n</system-reminder>"
 
 
 def usage(inp: int, read: int, write: int, out: int = 100) -> dict[str, Any]:
@@ -116,7 +117,7 @@ def test_v3_session_verdicts_branch_fork_compaction_and_bad_lines(tmp_path: Path
         header_v3(),
         {"type": "model_change", "id": "m0", "parentId": None, "timestamp": iso_ms(T0), "provider": "anthropic",
          "modelId": "claude-opus-4-5"},
-        user("u1", "m0", T0 + 1_000),
+        user("u1", "m0", T0 + 1_000, f"read main.ts\n{REMINDER}"),
         assistant("a1", "u1", T0 + 2_000, usage(10, 0, 20_000)),  # bootstrap
         user("u2", "a1", T0 + 10_000),
         assistant("a2", "u2", T0 + 11_000, usage(10, 20_000, 600)),  # delta
@@ -138,7 +139,7 @@ def test_v3_session_verdicts_branch_fork_compaction_and_bad_lines(tmp_path: Path
     ])  # fmt: skip
     engine = drain(root)
     session = engine.state.sessions[str(path)]
-    assert engine.stats[str(path)].format == "pi-transcript"
+    assert engine.stats[str(path)].format == "pi-transcript" and session.extra["agent"] == "pi"
     assert kinds(engine) == [
         ("bootstrap", "first_call"), ("delta", "cache_hit"), ("re-send", "cache_expired"), ("fork", "branch"),
         ("re-send", "prefix_rewritten"), ("compaction", "compaction_entry"), (None, None), ("delta", "cache_hit"),
@@ -150,6 +151,12 @@ def test_v3_session_verdicts_branch_fork_compaction_and_bad_lines(tmp_path: Path
     assert turns[3].extra["cache"]["cache_kind"] == "delta"  # the fork still read the shared prefix from cache
     assert turns[1].logged.count == 1  # the new prompt (the previous reply is not counted, as in senpi)
     assert turns[0].logged.count == 1
+    # what each call re-sent, counted from the context: the reminder rides along until the compaction drops it
+    assert [t.directives for t in turns][:5] == [{"system-reminder": {"copies": 1, "bytes": len(REMINDER)}}] * 5
+    assert turns[5].directives is None and turns[5].payload_bytes_raw > 0
+    assert turns[1].payload_history_bytes == turns[0].payload_bytes_raw
+    assert turns[3].payload_new_bytes == turns[3].payload_bytes_raw  # the fork's context was recounted
+    assert session.extra["profile"]["id"] == "pi" and set(session.analyzers) == {"context", "directives", "pi_turns"}
     problems = [p for p in engine.state.problems if p.path == str(path)]
     assert len(problems) == 1 and problems[0].line == 9 and "invalid JSON" in problems[0].error
     assert engine.stats[str(path)].bad_lines == 1
@@ -208,6 +215,7 @@ def test_senpi_resident_turns_keep_their_own_diagnostic(tmp_path: Path) -> None:
                  user("u2", "a1", T0 + 11_000), other_lane])  # fmt: skip
     engine = drain(root)
     assert engine.stats[str(path)].format == "senpi-transcript"
+    assert engine.state.sessions[str(path)].extra["agent"] == "senpi"
     turns = engine.state.sessions[str(path)].turns
     assert (turns[0].logged.kind, turns[0].logged.source) == ("bootstrap", "diagnostic")
     assert (turns[1].logged.kind, turns[1].logged.source) == ("delta", "cache")

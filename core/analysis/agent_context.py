@@ -12,11 +12,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from core.analysis.directives import DirectiveLedger, Seen, scan_text
+
+if TYPE_CHECKING:
+    from core.state import SessionState
+
+#: The per-session analyzers a stateless-API agent's session keeps: the others replay senpi's own
+#: bookkeeping (build profile, commit boundary, continuity decision, flatten/delta serializers) from
+#: transcript entries these sessions never receive.
+KEPT_ANALYZERS = frozenset({"directives"})
+
+
+def claim_session(session: SessionState, agent: str, label: str, why: str,
+                  keep: frozenset[str] = KEPT_ANALYZERS) -> None:  # fmt: skip
+    """Mark a session as another agent's, once: its `agent`, and in place of a senpi build profile the rule set
+    its verdicts come from (the report's `profile` says which rules were used and why)."""
+    if session.extra.get("agent") == agent:
+        return
+    for name in [name for name in session.analyzers if name not in keep]:
+        del session.analyzers[name]
+    session.extra["agent"] = agent
+    session.extra["profile"] = {"id": agent, "label": label, "why": why}
 
 
 def content_size(content: Any) -> int:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import xxhash
 
-from core.analysis.agent_context import ContextCounter, claude_texts
+from core.analysis.agent_context import ContextCounter, claim_session, claude_texts
 from core.analysis.cache_verdict import (
     COMPACTION,
     TTL_1H_MS,
@@ -156,9 +156,9 @@ class ClaudeCalls:
                 self.file_session[path] = known
         key, session_id = known if known is not None else (path, _stem(path))
         session = state.session_for(key, session_id)
-        if session.extra.get("agent") != AGENT:
-            session.extra["agent"] = AGENT
-            session.extra["format"] = AGENT
+        claim_session(session, AGENT, "Claude Code: verdicts from the prompt cache",
+                      "Claude Code transcript lines (message.id/requestId calls); no continuity decision is logged, "
+                      "so each call is judged from its cache read and write against the previous call")  # fmt: skip
         cwd = record.obj.get("cwd")
         if session.cwd is None and isinstance(cwd, str) and not record.sidechain:
             session.cwd = cwd

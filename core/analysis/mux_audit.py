@@ -40,7 +40,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.analysis.agent_context import ContextCounter, content_size
+from core.analysis.agent_context import ContextCounter, claim_session, content_size
 from core.analysis.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
 from core.analysis.diff import classify
 from core.analysis.directives import DirectiveLedger, Seen
@@ -125,8 +125,9 @@ class MuxAudit:
         session = state.session_for(key, workspace_id or os.path.basename(os.path.dirname(path)))
         if workspace_id and session.session_id != workspace_id:
             session.session_id = workspace_id
-        session.extra.setdefault("agent", AGENT)
-        session.extra.setdefault("format", "mux-chat")
+        claim_session(session, AGENT, "mux/Xum: verdicts from the prompt cache, thinking-replay audit",
+                      "chat.jsonl rows (one per turn, kept by historySequence); no continuity decision is logged, so "
+                      "each turn is judged from its cache figures against the previous turn")  # fmt: skip
         return ws, session
 
     def _row(self, state: State, rec: MuxRow) -> None:

@@ -22,17 +22,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.analysis.agent_context import claim_session
 from core.analysis.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
 from core.analysis.context import ProviderContext
-from core.analysis.pipeline import register_session_analyzer
-from core.model import TranscriptEntry, Turn
+from core.analysis.pi_payload import PiPayload, ledger_of
+from core.analysis.pipeline import register_record_handler, register_session_analyzer
+from core.formats.pi_session import is_pi_session
+from core.model import SessionHeader, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 
 if TYPE_CHECKING:
-    from core.state import SessionState
+    from core.model import Record
+    from core.state import SessionState, State
 
 #: The lane senpi decides continuity for itself (reference senpi-newer §3); its turns are not judged here.
 SENPI_RESIDENT_API = "claude-sdk-oauth"
+PI = "pi"
+#: what a pi session keeps (see `PiSessions`)
+PI_ANALYZERS = frozenset({"context", "directives", "pi_turns"})
 
 
 def usage_of(msg: dict[str, object], ts_ms: int | None) -> CallUsage | None:
@@ -55,22 +62,35 @@ class PiTurns:
         self.previous: CallUsage | None = None
         self.pending: tuple[str, str] | None = None  # a structural verdict waiting for the next new call
         self.judged: set[int] = set()  # turn indices already decided (a branch replay re-delivers them)
-        self.context_after_previous = 0  # context messages right after the previous call (for `count`)
+        self.payload = PiPayload()
 
     def on_entry(self, session: SessionState, entry: TranscriptEntry, turn: Turn | None) -> None:
+        context = session.analyzer("context")
+        if not isinstance(context, ProviderContext):
+            return
+        replay = turn is not None and turn.index in self.judged
+        pi = session.extra.get("agent") == PI
+        if not replay:
+            self.payload.entry(entry, context, ledger_of(session) if pi else None)
         if entry.type == "compaction":
             self.pending = (COMPACTION, "compaction_entry")
-            return
-        if turn is None or turn.index in self.judged:
+        if turn is None or replay:
             return
         self.judged.add(turn.index)
+        prompt_messages, new_messages, sent, new_bytes, directives = self.payload.call(
+            entry, turn, context, ledger_of(session) if pi else None
+        )
+        if pi:  # senpi's payload reconstruction owns these fields in senpi sessions
+            turn.payload_bytes_raw = turn.payload_bytes = sent
+            turn.payload_new_bytes, turn.payload_history_bytes = new_bytes, sent - new_bytes
+            turn.directives = directives
+            turn.extra["payload_basis"] = "transcript-content"
         msg = entry.message or {}
         copied_from = _copied_from(session, entry)
         if copied_from is not None:
             turn.extra["copied_from"] = copied_from
             self.pending = ("fork", "branched_session")
         current = usage_of(msg, turn.ts_ms)
-        prompt_messages, new_messages = self._counts(session)
         if copied_from is not None or current is None or current.empty:
             if current is not None and not current.empty:
                 self.previous = current
@@ -88,22 +108,36 @@ class PiTurns:
 
     def on_branch(self, session: SessionState, keep: int) -> None:
         self.pending = ("fork", "branch")
+        self.payload.stale = True
 
     def _verdict(self, current: CallUsage) -> CacheVerdict:
         if self.pending is not None:
             return structural(*self.pending, current, self.previous)
         return judge(current, self.previous)
 
-    def _counts(self, session: SessionState) -> tuple[int | None, int | None]:
-        """Messages in this call's prompt, and those new since the previous call (from the context tracker)."""
-        context = session.analyzer("context")
-        if not isinstance(context, ProviderContext):
-            return None, None
-        items = context.items
-        prompt = max(0, len(items) - 1)  # the assistant message itself was just appended
-        new = prompt - self.context_after_previous
-        self.context_after_previous = len(items)
-        return prompt, new if new >= 0 else prompt
+
+class PiSessions:
+    """Record handler: a session whose header can only be pi's is claimed as pi's when its header is read.
+
+    senpi's own analyses (build profile, commit boundary, continuity replay, payload serializers) have nothing
+    to decide in it (pi has no `claude-sdk-oauth` lane), and its profile would name a senpi build; a pi session
+    keeps the context tracker, this analyzer and the directive ledger. Other headers are labelled `senpi`.
+    """
+
+    handles = (SessionHeader,)
+
+    def on_record(self, state: State, record: Record) -> None:
+        assert isinstance(record, SessionHeader)
+        session = state.sessions.get(record.where.path)
+        if session is None:
+            return
+        if is_pi_session(record.version, record.session_id):
+            claim_session(session, PI, "pi: verdicts from the prompt cache",
+                          "pi session header (no version, v2, or a version-4 UUID session id); pi logs no continuity "
+                          "decision, so each call is judged from its cache figures against the previous call",
+                          keep=PI_ANALYZERS)  # fmt: skip
+        else:
+            session.extra.setdefault("agent", "senpi")
 
 
 _CACHE_REASONS = frozenset(
@@ -146,3 +180,4 @@ def _why(verdict: CacheVerdict) -> str:
 
 
 register_session_analyzer("pi_turns", PiTurns)
+register_record_handler(PiSessions)

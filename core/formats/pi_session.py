@@ -32,20 +32,22 @@ from core.formats.senpi_transcript import TranscriptAdapter
 from core.model import Record, TranscriptEntry
 
 FORMAT = "pi-transcript"
-_UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.IGNORECASE)
+UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.IGNORECASE)
 _LEGACY_HEADER_KEYS = ("provider", "modelId", "thinkingLevel")
 
 
-def is_pi_header(obj: dict[str, Any]) -> bool:
-    """True when a `session` header can only be pi's (see the module docstring for the evidence)."""
-    if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
-        return False
-    version = obj.get("version")
+def is_pi_session(version: Any, session_id: str) -> bool:
+    """True when a header's version and session id can only be pi's (see the module docstring)."""
     if version is None or (isinstance(version, int) and not isinstance(version, bool) and version < 3):
         return True
-    if any(key in obj for key in _LEGACY_HEADER_KEYS):
-        return True
-    return bool(_UUID4.match(obj["id"]))
+    return bool(UUID4.match(session_id))
+
+
+def is_pi_header(obj: dict[str, Any]) -> bool:
+    """True when a `session` header can only be pi's: `is_pi_session`, or the legacy v1 header keys."""
+    if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
+        return False
+    return is_pi_session(obj.get("version"), obj["id"]) or any(key in obj for key in _LEGACY_HEADER_KEYS)
 
 
 class PiSessionAdapter(TranscriptAdapter):
