@@ -11,6 +11,7 @@ from core.engine import Engine
 from core.formats import sniff
 from core.formats.claude_code import ClaudeCodeAdapter, ClaudeLine
 from core.model import Problem
+from core.report import build_report
 from core.timeutil import iso_ms
 
 T0 = 1_787_389_200_000  # 2026-08-22T09:00:00Z
@@ -151,6 +152,7 @@ def test_calls_grouped_judged_and_sub_agents_attached(tmp_path: Path) -> None:
     assert list(engine.state.sessions) == [str(main_path)]  # the sub-agent file joined its parent session
     session = engine.state.sessions[str(main_path)]
     assert session.session_id == SID and session.cwd == CWD and session.extra["agent"] == "claude-code"
+    assert session.extra["profile"]["id"] == "claude-code" and list(session.analyzers) == ["directives"]
     main = [t for t in session.turns if t.extra["thread"] == "main"]
     sub = [t for t in session.turns if t.extra["thread"] != "main"]
     assert [t.entry_id for t in main] == ["msg_1", "msg_2", "msg_3", "msg_4", "msg_5", "msg_6"]
@@ -205,3 +207,17 @@ def test_a_replaced_file_is_read_again_without_double_counting(tmp_path: Path) -
         ["msg_1", "msg_2", "msg_3", "msg_4", "msg_5", "msg_6", "msg_s1", "msg_s2"]
     )
     assert [t.index for t in session.turns] == list(range(8))
+
+
+def test_report_names_the_agent_and_the_evidence(tmp_path: Path) -> None:
+    projects, _, _ = build(tmp_path)
+    engine = Engine([projects])
+    engine.drain()
+    report = build_report(engine)
+    assert [s["agent"] for s in report["sessions"]] == ["claude-code"]
+    assert report["sessions"][0]["profile"]["id"] == "claude-code"
+    assert {s["format"] for s in report["sources"]} == {"claude-code"}
+    expired = report["turns"][2]
+    assert expired["logged"]["kind"] == "re-send" and expired["logged"]["source"] == "cache"
+    assert expired["cache"]["gap_ms"] > expired["cache"]["ttl_ms"] and expired["thread"] == "main"
+    assert report["turns"][-1]["thread"] == "agent:a7b1cd4e"

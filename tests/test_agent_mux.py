@@ -14,6 +14,7 @@ from core.analysis.mux_rules import capture_vs_commit, mux_usage, replay_facts
 from core.engine import Engine
 from core.formats import sniff
 from core.formats.mux_chat import merge_parts
+from core.report import build_report
 
 T0 = 1_700_000_000_000
 WS = "replay-fixture"
@@ -148,6 +149,7 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     engine = Engine([sessions])
     engine.drain()
     assert engine.stats[key].format == "mux-chat"
+    assert engine.state.sessions[key].session_id == WS and engine.state.sessions[key].extra["profile"]["id"] == "mux"
     assert turn_kinds(engine, key) == [("bootstrap", "first_call"), ("delta", "cache_hit"), (None, None)]
     assert engine.state.sessions[key].turns[2].why == "stream in progress (placeholder row)"
 
@@ -182,6 +184,10 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     # rewrites and partial.json versions are how mux writes: not problems
     assert [p for p in engine.state.problems if not p.error.startswith("mux audit")] == []
     assert engine.stats[str(partial)].format == "mux-partial"
+    report = build_report(engine)
+    assert report["sessions"][0]["agent"] == "mux" and report["sessions"][0]["audit"] == {"receipt_missing": 1}
+    assert report["turns"][2]["audit"]["thinking_replay"] == "receipt_missing"
+    assert report["turns"][2]["commit"]["outcome"] == "rewritten"
 
     # a later turn in the same segment carries the receipt: fine; a compaction starts a new segment where the
     # receipt strips thinking for nothing; a bad line is a problem

@@ -187,6 +187,9 @@ class _Builder:
             "models": sorted({text(t.model) for t in turns if t.model}),
             "profile": _profile(session),
             "sidecar_verdict": plain_value(session.extra.get("sidecar_verdict")),
+            # whose session (senpi, pi, claude-code, mux) and, for mux, the thinking-replay flags per kind
+            "agent": opt_text(session.extra.get("agent")),
+            "audit": plain_value(session.extra.get("mux_audit")),
         }
 
     def _turns(self, turns: list[Turn]) -> list[dict[str, Any]]:
@@ -269,6 +272,12 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "counterfactual": _decision(turn.counterfactual),
         "avoidable": turn.avoidable,
         "payload_bytes_if_stable": turn.payload_bytes_if_stable,
+        # other agents (logged.source "cache"/"transcript"): the cache figures the verdict rests on (previous and
+        # current prompt, read, write, gap, lifetime), the conversation thread (Claude Code sub-agents) and the
+        # mux thinking-replay audit
+        "cache": plain_value(turn.extra.get("cache")),
+        "thread": opt_text(turn.extra.get("thread")),
+        "audit": plain_value(turn.extra.get("audit")),
     }
 
 
