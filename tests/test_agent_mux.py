@@ -223,3 +223,26 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     assert [t.index for t in session.turns] == list(range(6))
     assert (session.turns[-1].logged.kind, session.turns[-1].logged.reason) == ("fork", "history_edited")
     assert session.extra["mux_audit"] == {"receipt_missing": 1}
+
+
+def test_side_files_are_recognised_not_reported(tmp_path: Path) -> None:
+    ws = tmp_path / "sessions" / WS
+    ws.mkdir(parents=True)
+    rewrite(ws / "chat.jsonl", [user(0, "hi"), assistant(1, [text("hello")], total=1400, read=0, write=1300)])
+    lines = {
+        "devtools.jsonl": [{"type": "run", "run": {"id": "run-1", "workspaceId": WS, "requestHistorySequence": 0}},
+                           {"type": "step", "step": {"id": "step-1", "runId": "run-1", "stepNumber": 0}}],
+        "durable-events.jsonl": [{"kind": "turn-envelope", "workspaceId": WS, "data": {}, "v": 1, "seq": 0,
+                                  "id": "8f49ddc6", "ts": T0}],
+        "headless-usage.jsonl": [{"timestamp": T0, "source": "advisor", "model": MODEL, "usage": {"inputTokens": 5}}],
+    }  # fmt: skip
+    for name, rows in lines.items():
+        (ws / name).write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    (ws / "session-usage.json").write_text(json.dumps({"byModel": {}, "version": 1}, indent=2))
+    engine = Engine([tmp_path / "sessions"])
+    engine.drain()
+    formats = {Path(path).name: stat.format for path, stat in engine.stats.items()}
+    assert formats == {"chat.jsonl": "mux-chat", "devtools.jsonl": "mux-sidefile", "durable-events.jsonl": "mux-sidefile",
+                       "headless-usage.jsonl": "mux-sidefile", "session-usage.json": "mux-sidefile"}  # fmt: skip
+    assert list(engine.state.problems) == []
+    assert len(engine.state.sessions) == 1

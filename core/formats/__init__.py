@@ -43,4 +43,4 @@ register(AgentEventsAdapter(), first=True)
 
 
 # Other agents' formats register themselves (pi before senpi's transcript: both start with a `session` header).
-from core.formats import claude_code, mux_chat, mux_partial, pi_session  # noqa: E402, F401
+from core.formats import claude_code, mux_chat, mux_partial, mux_side, pi_session  # noqa: E402, F401
