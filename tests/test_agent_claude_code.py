@@ -221,3 +221,27 @@ def test_report_names_the_agent_and_the_evidence(tmp_path: Path) -> None:
     assert expired["logged"]["kind"] == "re-send" and expired["logged"]["source"] == "cache"
     assert expired["cache"]["gap_ms"] > expired["cache"]["ttl_ms"] and expired["thread"] == "main"
     assert report["turns"][-1]["thread"] == "agent:a7b1cd4e"
+
+
+def test_agent_progress_lines_count_sub_agent_calls_once(tmp_path: Path) -> None:
+    projects, main_path, _ = build(tmp_path)
+    progress = Log()
+    for msg_id, request_id in (("msg_s1", "req_s1"), ("msg_p1", "req_p1")):  # one also in the sub-agent file
+        progress.raw({"type": "progress", "parentToolUseID": "toolu_1", "sessionId": SID, "parentUuid": None,
+                      "uuid": f"prog-{msg_id}", "timestamp": iso_ms(T0 + 3_150),
+                      "data": {"type": "agent_progress", "agentId": "a7b1cd4e", "prompt": "review",
+                               "message": {"type": "assistant", "timestamp": iso_ms(T0 + 3_150), "requestId": request_id,
+                                           "message": {"model": "claude-opus-4-6", "id": msg_id, "type": "message",
+                                                       "role": "assistant", "content": [text("x")],
+                                                       "stop_reason": "end_turn",
+                                                       "usage": {"input_tokens": 4, "cache_read_input_tokens": 0,
+                                                                 "cache_creation_input_tokens": 3_000,
+                                                                 "output_tokens": 9}}}}})  # fmt: skip
+    with main_path.open("ab") as fh:
+        fh.write(b"".join(orjson.dumps(line) + b"\n" for line in progress.lines))
+    engine = Engine([projects])
+    engine.drain()
+    session = engine.state.sessions[str(main_path)]
+    agent_calls = [t.entry_id for t in session.turns if t.extra["thread"] == "agent:a7b1cd4e"]
+    assert sorted(agent_calls) == ["msg_p1", "msg_s1", "msg_s2"]
+    assert len(session.turns) == 9

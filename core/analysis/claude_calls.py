@@ -47,7 +47,7 @@ from core.analysis.cache_verdict import (
 )
 from core.analysis.directives import DirectiveLedger, Seen
 from core.analysis.pipeline import register_record_handler
-from core.formats.claude_code import ClaudeLine
+from core.formats.claude_code import ClaudeLine, agent_progress
 from core.model import LoggedDecision, Turn
 
 if TYPE_CHECKING:
@@ -124,6 +124,11 @@ class ClaudeCalls:
             self._forget_file(state, path)
         self.files.add(path)
         self.order += 1
+        if record.type == "progress":
+            inner = agent_progress(record)
+            if inner is None:
+                return
+            record = inner
         seen_key = _key(record.uuid) if record.uuid else None
         if seen_key is not None and seen_key in self.seen:
             return  # the same line again (a copied file): already counted
@@ -214,9 +219,13 @@ class ClaudeCalls:
         call = self.calls.get(msg_id)
         if call is None:
             self._new_call(session, thread, record, msg_id, request_id, usage)
-        elif call.request_id is not None and request_id is not None and request_id != call.request_id:
+        elif (call.request_id is not None and request_id is not None and request_id != call.request_id) or (
+            call.path != record.where.path
+        ):
+            # a sub-agent replaying a parent message under another request, or the same call in another file (a
+            # progress line and the sub-agent's own file): the lines of one call are in one file, counted once
             session.extra["replayed_copies"] = int(session.extra.get("replayed_copies", 0)) + 1
-            return  # a sub-agent replaying a parent message under another request: counted once already
+            return
         else:
             self._more_of(call, msg, usage)
         call = self.calls[msg_id]

@@ -65,6 +65,29 @@ def is_claude_line(obj: dict[str, Any]) -> bool:
     return key is not None and key in obj
 
 
+def agent_progress(line: ClaudeLine) -> ClaudeLine | None:
+    """The sub-agent message an `agent_progress` line carries, as a sidechain line of that agent.
+
+    Before sub-agent files existed, Claude Code streamed a sub-agent's messages into the parent transcript as
+    `{"type":"progress","data":{"type":"agent_progress","agentId":…,"message":{"type":"assistant",
+    "message":{…, "usage":…},"requestId":…}}}`; ccusage counts the usage found there. When the same message is
+    also in a sub-agent file, its `message.id` (and `uuid`) make it one call.
+    """
+    data = line.obj.get("data")
+    inner = data.get("message") if isinstance(data, dict) and data.get("type") == "agent_progress" else None
+    if not isinstance(inner, dict) or not isinstance(inner.get("message"), dict):
+        return None
+    kind = inner.get("type")
+    if kind not in ("assistant", "user"):
+        return None
+    timestamp = opt_str(inner, "timestamp") or line.timestamp
+    agent = opt_str(data, "agentId") or opt_str(line.obj, "parentToolUseID") or "progress"
+    obj = {**inner, "isSidechain": True, "agentId": agent}
+    return ClaudeLine(line.where, kind, opt_str(inner, "uuid"), opt_str(inner, "parentUuid"),
+                      opt_str(inner, "sessionId") or line.session_id, timestamp, parse_iso_ms(timestamp), True,
+                      agent, obj)  # fmt: skip
+
+
 class ClaudeCodeAdapter:
     """Claude Code session and sub-agent transcripts: `ClaudeLine` records, bad lines as `Problem`s."""
 
