@@ -217,10 +217,12 @@ def test_report_names_the_agent_and_the_evidence(tmp_path: Path) -> None:
     assert [s["agent"] for s in report["sessions"]] == ["claude-code"]
     assert report["sessions"][0]["profile"]["id"] == "claude-code"
     assert {s["format"] for s in report["sources"]} == {"claude-code"}
-    expired = report["turns"][2]
+    by_id = {t["entry_id"]: t for t in report["turns"]}
+    assert [t["entry_id"] for t in report["turns"]][:4] == ["msg_1", "msg_s1", "msg_s2", "msg_2"]  # time order
+    expired = by_id["msg_3"]
     assert expired["logged"]["kind"] == "re-send" and expired["logged"]["source"] == "cache"
     assert expired["cache"]["gap_ms"] > expired["cache"]["ttl_ms"] and expired["thread"] == "main"
-    assert report["turns"][-1]["thread"] == "agent:a7b1cd4e"
+    assert by_id["msg_s2"]["thread"] == "agent:a7b1cd4e"
 
 
 def test_agent_progress_lines_count_sub_agent_calls_once(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ re-read: its calls are removed first, so nothing is counted twice.
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -238,7 +239,7 @@ class ClaudeCalls:
         current = usage or CallUsage(0, 0, 0, record.ts_ms)
         turn = Turn(
             session=session.session_id,
-            index=len(session.turns),
+            index=_position(session.turns, record.ts_ms),
             entry_id=msg_id,
             ts=record.timestamp,
             ts_ms=record.ts_ms,
@@ -260,7 +261,9 @@ class ClaudeCalls:
                      thread.pending, thread.pending_meta, xxhash.xxh3_64(), prompt_messages, new_messages)  # fmt: skip
         self.calls[msg_id] = call
         _judge(call)
-        session.turns.append(turn)
+        session.turns.insert(turn.index, turn)  # time order: sub-agent calls interleave with the parent's
+        for index in range(turn.index + 1, len(session.turns)):
+            session.turns[index].index = index
         thread.pending = None
         thread.pending_meta = None
         thread.last_call_order = self.order
@@ -397,6 +400,13 @@ def _hash_blocks(call: _Call, content: Any) -> None:
             part = [kind, block]
         call.hasher.update(orjson.dumps(part, option=orjson.OPT_SORT_KEYS) + b"\n")
     call.turn.fingerprints = {"stable_xxh3": call.hasher.hexdigest()}
+
+
+def _position(turns: list[Turn], ts_ms: int | None) -> int:
+    """Where a call starting at `ts_ms` goes among a session's turns (after those that started no later)."""
+    if ts_ms is None or not turns or (turns[-1].ts_ms or 0) <= ts_ms:
+        return len(turns)
+    return bisect.bisect_right(turns, ts_ms, key=lambda turn: turn.ts_ms or 0)
 
 
 def _key(uuid: str) -> int:
