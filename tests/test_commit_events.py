@@ -194,3 +194,23 @@ def test_adapter_sniffs_recordings_and_never_raises() -> None:
     bad = adapter.parse("/x/run.jsonl", 4, 30, b"{not json")
     assert bad[0].error.startswith("invalid JSON")
     assert adapter.parse("/x/run.jsonl", 5, 40, b'{"kind":1}')[0].error == "event line without string type"
+
+
+def test_identical_answers_are_told_apart_by_their_call_time(tmp_path: Path) -> None:
+    t = Transcript(start=MARKER_DAY)
+    t.user("one")
+    t.marker()
+    t.assistant([text("ok")], "bootstrap", "registry_miss", 1)
+    t.user("two")
+    t.invalidation("assistant_rewritten")
+    t.assistant([text("ok")], "delta", "prefix_matched", 1)
+    rec = Recording(session_id=t.session_id)
+    rec.assistant(t.messages[1], {**t.messages[1], "content": [text("okay")]})  # recorded out of order
+    rec.assistant(t.messages[0], t.messages[0])
+    agent = tmp_path / "agent"
+    state = State()
+    feed(state, rec.write(agent / "events" / "run.jsonl"))
+    feed(state, t.write(agent))
+    first, second = only_session(state).turns
+    assert (first.commit.source, first.commit.outcome, first.commit.diff) == ("events", "clean", [])
+    assert (second.commit.source, second.commit.outcome, second.commit.klass) == ("events", "rewritten", "semantic")

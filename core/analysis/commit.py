@@ -125,6 +125,7 @@ class TurnCommitFacts:
     recording: RecordedCommit | None = None
     logged: LoggedDecision | None = None
     disturbed_before: bool = False
+    message_ts: int | None = None  # the assistant's `timestamp` (call start): a recording must carry the same
 
     def outcomes(self) -> dict[str, str]:
         """Per hash rule, what the commit check gives from the best capture known."""
@@ -183,6 +184,7 @@ class CommitAnalyzer:
         if timing:
             inferred, _ = diff_with_count(hashed_fields(strip_timing(msg)), hashed_fields(msg), self.policy)
         facts = TurnCommitFacts(turn.index, resident, terminal, timing, inferred, logged=turn.logged)
+        facts.message_ts = any_ms(msg.get("timestamp"))
         facts.disturbed_before = self._disturbed
         self._disturbed = False
         if self._binding is not None:
@@ -523,11 +525,17 @@ class RecordingMatcher:
 
     @staticmethod
     def _fits(session: SessionState, turn: Turn, committed: RecordedCommit) -> bool:
+        """Same content is not enough ("ok" twice): the session id and the call's start time must agree too."""
         if committed.session_id is not None and committed.session_id != session.session_id:
             return False
-        if committed.timestamp is not None and turn.ts_ms is not None:
-            msg_ts = turn.extra.get("message_ts")
-            if isinstance(msg_ts, int) and msg_ts != committed.timestamp:
+        analyzer = session.analyzer("commit")
+        if (
+            committed.timestamp is not None
+            and isinstance(analyzer, CommitAnalyzer)
+            and turn.index < len(analyzer.facts)
+        ):
+            message_ts = analyzer.facts[turn.index].message_ts
+            if message_ts is not None and message_ts != committed.timestamp:
                 return False
         return True
 
