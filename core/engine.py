@@ -51,10 +51,12 @@ class _Pending:
 
 
 class Engine:
-    def __init__(self, paths: list[Path], *, watch: bool = False) -> None:
+    def __init__(self, paths: list[Path], *, watch: bool = False, newest_first: bool = False) -> None:
+        """``newest_first``: a budget-limited `poll` reads the most recently modified files first (a dashboard:
+        the newest sessions are on screen at once, history fills in behind; see `Sources`)."""
         self.paths = [Path(p) for p in paths]
         self.roots = resolve_roots(self.paths)
-        self.sources = Sources(self.roots)
+        self.sources = Sources(self.roots, newest_first=newest_first)
         self.state = State()
         self.lock = threading.RLock()
         self.adapters: dict[str, Adapter] = {}

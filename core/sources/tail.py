@@ -187,7 +187,7 @@ class _Gen:
 class _Stream:
     """All generations of one logical file, plus the bookkeeping that makes notices fire once."""
 
-    __slots__ = ("errors", "gens", "logical", "members", "next_number", "pending_reason", "rot", "seen")
+    __slots__ = ("errors", "gens", "logical", "members", "mtime_ns", "next_number", "pending_reason", "rot", "seen")
 
     def __init__(self, logical: str) -> None:
         self.logical = logical
@@ -200,6 +200,7 @@ class _Stream:
         self.pending_reason: str | None = None  # notice for the next generation to appear at the logical path
         self.errors: dict[str, str] = {}  # path -> last error reported (report each distinct error once)
         self.seen: dict[str, int | None] = {}  # path -> size at the last survey (absent: file missing)
+        self.mtime_ns = 0  # newest modification time of its files at the last survey (newest-first reading)
 
     @property
     def family(self) -> bool:
@@ -232,6 +233,9 @@ class _Out:
     def notice(self, s: _Stream, number: int, path: str, kind: str, message: str, **kw: int | None) -> None:
         self.batch(s, number, path).notices.append(Notice(kind, path, message, **kw))
 
+    def has_lines(self) -> bool:
+        return any(b.lines for b in self._batches.values())
+
     def result(self) -> list[FileBatch]:
         """Streams in the order first touched; within a stream, generations in order.
 
@@ -259,14 +263,23 @@ class Sources:
         max_line_bytes: int = 64 * 1024 * 1024,
         read_chunk: int = 1 << 20,
         max_open: int = 128,
+        newest_first: bool = False,
     ) -> None:
-        """``max_open`` caps descriptors held for non-rotating files (LRU); log families always keep theirs."""
+        """``max_open`` caps descriptors held for non-rotating files (LRU); log families always keep theirs.
+
+        ``newest_first`` changes only the order a budget-limited ``poll`` serves streams in: most recently
+        modified first, instead of round-robin in discovery order. A dashboard wants that: the session being
+        written now (and the last ones) are on screen after the first small poll while history fills in behind,
+        and a live file, being the newest, is never queued behind a backlog. A report drains everything
+        anyway and keeps discovery order, which is the order its ``sources`` list promises.
+        """
         if max_line_bytes < 1 or read_chunk < 1:
             raise ValueError("max_line_bytes and read_chunk must be positive")
         self.roots = [os.path.abspath(os.fspath(r)) for r in roots]
         self.max_line_bytes = max_line_bytes
         self.read_chunk = read_chunk
         self.max_open = max(1, max_open)
+        self.newest_first = newest_first
         self._dir_roots = [r for r in self.roots if os.path.isdir(r)]
         # A root that is not a directory (a file, or missing) is tracked by path even while absent.
         self._file_roots = [r for r in self.roots if r not in self._dir_roots]
@@ -313,20 +326,41 @@ class Sources:
             for logical in self._order:
                 self._survey(self._streams[logical], out)
             budget = sys.maxsize if max_bytes is None else max(0, max_bytes)
-            n = len(self._order)
-            for i in range(n):
-                idx = (self._rr + i) % n
-                before = budget
-                budget, exhausted = self._read_stream(self._streams[self._order[idx]], out, budget)
-                if exhausted:
-                    # Next poll starts with the stream after the one that got bytes this time, so one huge
-                    # backlog cannot starve live files; a stream that got nothing goes first next time.
-                    self._rr = (idx + 1) % n if budget < before else idx
-                    break
+            if self.newest_first:
+                self._read_newest_first(out, budget)
+            else:
+                self._read_round_robin(out, budget)
             self._evict()
             self._prune()
             self._snapshot()
             return out.result()
+
+    def _read_round_robin(self, out: _Out, budget: int) -> None:
+        n = len(self._order)
+        for i in range(n):
+            idx = (self._rr + i) % n
+            before = budget
+            budget, exhausted = self._read_stream(self._streams[self._order[idx]], out, budget)
+            if exhausted:
+                # Next poll starts with the stream after the one that got bytes this time, so one huge
+                # backlog cannot starve live files; a stream that got nothing goes first next time.
+                self._rr = (idx + 1) % n if budget < before else idx
+                break
+
+    def _read_newest_first(self, out: _Out, budget: int) -> None:
+        """Most recently modified stream first; a stream cut short by the budget is still the newest next time.
+
+        The sort is stable, so streams modified in the same nanosecond keep discovery order.
+        """
+        for logical in sorted(self._order, key=lambda lg: -self._streams[lg].mtime_ns):
+            s = self._streams[logical]
+            budget, exhausted = self._read_stream(s, out, budget)
+            if exhausted:
+                # A poll that hands out no complete line looks idle to its caller (a line longer than the
+                # budget, e.g. a huge tool result): finish the line in progress, a chunk at a time.
+                while not out.has_lines() and any(g.fd is not None and g.pos < g.size for g in s.gens):
+                    self._read_stream(s, out, self.read_chunk)
+                break
 
     def start_watching(self) -> None:
         """Start watchfiles threads on the directory roots (recursive) and the parents of file roots (flat)."""
@@ -446,6 +480,8 @@ class Sources:
                 s.errors.pop(m, None)
             sts[m] = st
             s.seen[m] = st.st_size
+        if sts:
+            s.mtime_ns = max(st.st_mtime_ns for st in sts.values())
         if blind:
             # stat failed for a reason other than absence (EACCES on a parent dir, EIO, ...): we cannot tell
             # what happened, so change nothing. Calling it "deleted" would re-read everything from 0 later.
