@@ -2502,13 +2502,17 @@ def _corpus_tool(tx: Texts) -> ToolSpec:
 CORPUS_SESSIONS = 240
 
 
-def _corpus_specs(seed: int) -> Iterator[SessionSpec]:
-    """Hundreds of sessions, a few overlapping at any time; half on the old build, every 8th recorded."""
+def _corpus_specs(seed: int, sessions: int | None = None) -> Iterator[SessionSpec]:
+    """Hundreds of sessions, a few overlapping at any time; half on the old build, every 8th recorded.
+
+    ``sessions`` overrides ``CORPUS_SESSIONS``: a benchmark grows a corpus the way history grows, with more
+    sessions rather than only longer tool outputs (``bench/corpus.py``)."""
+    count = CORPUS_SESSIONS if sessions is None else sessions
     rng = random.Random(f"{seed}/corpus/plan")
     t = parse_iso_ms("2026-08-05T08:00:00.000Z")
-    for index in range(CORPUS_SESSIONS):
-        old = index < CORPUS_SESSIONS // 2
-        if index == CORPUS_SESSIONS // 2:
+    for index in range(count):
+        old = index < count // 2
+        if index == count // 2:
             t = parse_iso_ms("2026-10-11T08:00:00.000Z")
         t += rng.randint(60_000, 14 * 60_000)
         cwd = f"/home/mika/work/{rng.choice(_WORDS)}-{rng.choice(('api', 'svc', 'web', 'cli'))}"
@@ -2593,14 +2597,21 @@ def _log_problems(ms: int) -> list[tuple[str, Write]]:
 
 
 def generate(
-    out_dir: Path, scenario: str = "demo", *, seed: int = 7, scale: float = 1.0, rotate_bytes: int | None = None
+    out_dir: Path,
+    scenario: str = "demo",
+    *,
+    seed: int = 7,
+    scale: float = 1.0,
+    rotate_bytes: int | None = None,
+    sessions: int | None = None,
 ) -> Manifest:
     """Write a simulated senpi agent dir into ``out_dir`` and return the true values behind it.
 
     ``scenario`` is ``"demo"`` (three sessions, ~2 MB, bundled with the app) or ``"corpus"`` (hundreds of
     sessions for benchmarks; ``scale`` multiplies tool-output sizes). The same arguments always produce the
     same bytes. ``rotate_bytes`` is session.log's rotation threshold (senpi: 5 MiB; the demo uses a small one
-    so that its small log still rotates once). ``out_dir/manifest.json`` holds the returned manifest.
+    so that its small log still rotates once). ``sessions`` sets the corpus's session count (default
+    ``CORPUS_SESSIONS``; ignored by the demo). ``out_dir/manifest.json`` holds the returned manifest.
     """
     if scenario not in ("demo", "corpus"):
         raise ValueError(f"unknown scenario {scenario!r}")
@@ -2609,7 +2620,7 @@ def generate(
     demo = scenario == "demo"
     threshold = rotate_bytes or (DEMO_ROTATE_BYTES if demo else DEFAULT_ROTATE_BYTES)
     sink = Sink(out_dir, threshold, record_replay=demo)
-    specs = _demo_specs() if demo else _corpus_specs(seed)
+    specs = _demo_specs() if demo else _corpus_specs(seed, sessions)
     sims: dict[int, SessionSim] = {}
     streams = [_session_stream(i, spec, seed, scenario, scale, sims) for i, spec in enumerate(specs)]
     first = last = None
@@ -2651,9 +2662,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--rotate-bytes", type=int, default=None)
+    parser.add_argument("--sessions", type=int, default=None, help=f"corpus sessions (default {CORPUS_SESSIONS})")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    manifest = generate(args.out, args.scenario, seed=args.seed, scale=args.scale, rotate_bytes=args.rotate_bytes)
+    manifest = generate(
+        args.out,
+        args.scenario,
+        seed=args.seed,
+        scale=args.scale,
+        rotate_bytes=args.rotate_bytes,
+        sessions=args.sessions,
+    )
     total = sum(f.bytes for f in manifest.files)
     turns = sum(len(s.turns) for s in manifest.sessions)
     print(

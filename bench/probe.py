@@ -1,0 +1,250 @@
+"""The dashboard side of the benchmark, run in a fresh interpreter so start-up costs are real.
+
+``python -m bench.probe app …`` starts the real `ContinuityApp` headless (Textual's ``run_test``: the same
+app, compositor and widgets, only the terminal write is skipped) on a corpus, exactly as the dashboard command
+builds it (`tui.commands.open_engine` with watching on), and measures:
+
+* **first paint**: process start (the parent's clock just before it spawned us) to the first refresh after
+  mount, i.e. the empty dashboard on screen;
+* **first data**: process start to the first refresh that shows the newest session complete (its summary holds
+  all its turns). That is the number a user waits for: the UI must not wait for the whole backfill;
+* **loaded**: the worker read everything that was on disk at start;
+* **idle CPU**: process CPU time over a window of wall time while nothing changes on disk (all threads: the
+  ingest worker's heartbeat polls, the watcher threads, the once-a-second repaint);
+* **live latency**: a writer process appends a transcript at a steady rate; for each assistant message, the time
+  from its write to the refresh after the first snapshot whose session summary counts it.
+
+``python -m bench.probe writer …`` is that writer. It copies a corpus transcript into a new file line by line,
+shifting its timestamps to the present (so its turns land at the bottom of the table, as a live session's do),
+and prints the write time of every assistant message.
+
+Results are one JSON object on stdout; ``bench.run`` turns them into table rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_ISO = re.compile(rb'"(timestamp|ts)":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"')
+_MS = re.compile(rb'"timestamp":(1\d{12})\b')
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def is_assistant_line(line: bytes) -> bool:
+    """An assistant message entry: the lines that become turns (a cheap test first, the parse to confirm)."""
+    if b'"assistant"' not in line:
+        return False
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    message = obj.get("message") if isinstance(obj, dict) else None
+    return obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
+
+
+# ---------------------------------------------------------------------------------------------- the app probe
+def run_app(args: argparse.Namespace) -> dict[str, Any]:
+    from tui.app import ContinuityApp
+    from tui.commands import open_engine
+
+    t0: float = args.t0
+    marks: dict[str, float] = {}
+    newest = os.path.abspath(args.newest) if args.newest else None
+    live_path = os.path.abspath(args.live_dst) if args.live_dst else None
+    live_seen: list[tuple[int, float]] = []  # (turns shown, wall time of the refresh that showed them)
+
+    class ProbeApp(ContinuityApp):
+        """The real app plus two observers; Textual calls these handlers before the app's own."""
+
+        def on_mount(self) -> None:
+            self.call_after_refresh(lambda: marks.setdefault("paint", time.time()))
+
+        def on_snapshot_ready(self, message: Any) -> None:
+            snapshot = message.snapshot
+            self.call_after_refresh(lambda: self._probe_seen(snapshot))
+
+        def _probe_seen(self, snapshot: Any) -> None:
+            now = time.time()
+            for summary in snapshot.sessions:
+                if "data" not in marks and summary.key == newest and summary.turns >= args.newest_turns:
+                    marks["data"] = now
+                grew = not live_seen or summary.turns > live_seen[-1][0]
+                if live_path is not None and summary.key == live_path and grew:
+                    live_seen.append((summary.turns, now))
+
+    from core.engine import Engine
+
+    engine: Engine = open_engine([Path(p) for p in args.paths], [], watch=True)
+    app = ProbeApp(engine)
+    result: dict[str, Any] = {}
+
+    async def drive() -> None:
+        async with app.run_test(headless=True, size=(160, 45)):
+            deadline = time.time() + args.timeout
+            while not app.loaded.is_set() and time.time() < deadline:
+                await asyncio.sleep(0.02)
+            marks["loaded"] = time.time()
+            result["loaded_in_time"] = app.loaded.is_set()
+            # the last snapshot of the backfill reaches the screen, then nothing changes on disk
+            await asyncio.sleep(2.0)
+            if args.idle > 0:
+                wall, cpu = time.perf_counter(), cpu_seconds()
+                await asyncio.sleep(args.idle)
+                result["idle_cpu_pct"] = 100.0 * (cpu_seconds() - cpu) / (time.perf_counter() - wall)
+                result["idle_s"] = args.idle
+            if args.live_src and live_path is not None:
+                result["live"] = await _live(args, live_path, live_seen)
+
+    try:
+        asyncio.run(drive())
+    finally:
+        engine.close()
+    result.update(
+        first_paint_s=marks["paint"] - t0 if "paint" in marks else None,
+        first_data_s=marks["data"] - t0 if "data" in marks else None,
+        loaded_s=marks["loaded"] - t0 if "loaded" in marks else None,
+        rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        turns=sum(len(s.turns) for s in engine.state.sessions.values()),
+    )
+    return result
+
+
+async def _live(args: argparse.Namespace, live_path: str, live_seen: list[tuple[int, float]]) -> dict[str, Any]:
+    """Run the writer, then match the k-th assistant write to the first refresh showing k live turns."""
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.probe",
+            "writer",
+            args.live_src,
+            live_path,
+            "--rate",
+            str(args.live_rate),
+            "--seconds",
+            str(args.live_seconds),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    while writer.poll() is None:
+        await asyncio.sleep(0.05)
+    out = writer.stdout.read() if writer.stdout is not None else b""
+    writes: list[float] = json.loads(out or b"[]")
+    deadline = time.time() + 3.0
+    while time.time() < deadline and (not live_seen or live_seen[-1][0] < len(writes)):
+        await asyncio.sleep(0.05)
+    latencies: list[float] = []
+    for k, written in enumerate(writes, start=1):
+        shown = next((t for n, t in live_seen if n >= k), None)
+        if shown is not None:
+            latencies.append(max(0.0, shown - written))
+    latencies.sort()
+    return {
+        "writes": len(writes),
+        "seen": len(latencies),
+        "rate_lines_s": args.live_rate,
+        "p50_ms": 1000 * _quantile(latencies, 0.50) if latencies else None,
+        "p95_ms": 1000 * _quantile(latencies, 0.95) if latencies else None,
+        "max_ms": 1000 * latencies[-1] if latencies else None,
+    }
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank quantile (no interpolation: every reported latency is one that happened)."""
+    index = min(len(sorted_values) - 1, max(0, round(q * len(sorted_values) + 0.5) - 1))
+    return sorted_values[index]
+
+
+# ---------------------------------------------------------------------------------------------- the writer
+def run_writer(args: argparse.Namespace) -> list[float]:
+    """Append ``src``'s lines to ``dst`` at ``rate`` lines/s for at most ``seconds``; one write per line, like
+    senpi's appendFile. Timestamps are shifted so the session's first entry is now."""
+    lines = Path(args.src).read_bytes().splitlines(keepends=True)
+    first = _ISO.search(lines[0]) if lines else None
+    shift_ms = 0
+    if first is not None:
+        shift_ms = int(time.time() * 1000) - _iso_ms(first.group(2).decode())
+    dst = Path(args.dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    writes: list[float] = []
+    interval = 1.0 / args.rate
+    start = time.perf_counter()
+    stop_at = start + args.seconds
+    for i, line in enumerate(lines):
+        due = start + i * interval
+        if due > stop_at:
+            break
+        pause = due - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
+        data = _shift(line, shift_ms)
+        with open(dst, "ab") as handle:
+            handle.write(data)
+        if is_assistant_line(line):
+            writes.append(time.time())
+    return writes
+
+
+def _iso_ms(text: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def _shift(line: bytes, shift_ms: int) -> bytes:
+    from datetime import UTC, datetime
+
+    def iso(match: re.Match[bytes]) -> bytes:
+        ms = _iso_ms(match.group(2).decode()) + shift_ms
+        text = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+        return b'"' + match.group(1) + b'":"' + text.encode() + b'"'
+
+    def num(match: re.Match[bytes]) -> bytes:
+        return b'"timestamp":' + str(int(match.group(1)) + shift_ms).encode()
+
+    return _MS.sub(num, _ISO.sub(iso, line))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    app = sub.add_parser("app")
+    app.add_argument("paths", nargs="+")
+    app.add_argument("--t0", type=float, required=True, help="the parent's time.time() just before spawning us")
+    app.add_argument("--newest", help="the newest transcript (first data = it is on screen complete)")
+    app.add_argument("--newest-turns", type=int, default=1)
+    app.add_argument("--idle", type=float, default=30.0)
+    app.add_argument("--timeout", type=float, default=600.0, help="give up waiting for the backfill after this")
+    app.add_argument("--live-src", help="a transcript to replay live")
+    app.add_argument("--live-dst", help="where the live transcript is written (inside a watched root)")
+    app.add_argument("--live-rate", type=float, default=20.0)
+    app.add_argument("--live-seconds", type=float, default=15.0)
+    writer = sub.add_parser("writer")
+    writer.add_argument("src")
+    writer.add_argument("dst")
+    writer.add_argument("--rate", type=float, default=20.0)
+    writer.add_argument("--seconds", type=float, default=15.0)
+    args = parser.parse_args(argv)
+    if args.command == "writer":
+        print(json.dumps(run_writer(args)))
+    else:
+        print(json.dumps(run_app(args)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
