@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
 
 
 def parse_iso_ms(value: object) -> int | None:
-    """ISO-8601 (`2026-08-22T18:12:18.123Z`) -> epoch ms; None when it is not a usable timestamp."""
+    """ISO-8601 (`2026-08-22T18:12:18.123Z`) -> epoch ms; None when it is not a usable timestamp.
+
+    Every log and transcript line goes through here, so it stays in C: `fromisoformat` reads the `Z` itself
+    (Python 3.11+), and timedelta floor division is exact (`timestamp() * 1000` through a float was off by one
+    millisecond for some values, e.g. `…20.853Z` -> 852)."""
     if not isinstance(value, str) or len(value) < 10:
         return None
-    text = value[:-1] + "+00:00" if value.endswith("Z") else value
     try:
-        dt = datetime.fromisoformat(text)
+        dt = datetime.fromisoformat(value)
     except ValueError:
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    return (dt - _EPOCH) // _MS
 
 
 def iso_ms(ms: int | float | None) -> str | None:

@@ -52,7 +52,10 @@ class LogStats:
     def add_continuity(self, line: ContinuityLine) -> None:
         self.events += 1
         self.by_kind[line.kind] += 1
-        self.by_reason.setdefault(line.reason, Counter())[line.kind] += 1
+        reasons = self.by_reason.get(line.reason)
+        if reasons is None:  # not setdefault: that builds a Counter per line, a third of this method's cost
+            reasons = self.by_reason[line.reason] = Counter()
+        reasons[line.kind] += 1
         if line.ts_ms is not None:
             self.recent.append((line.ts_ms, line.kind))
             self.last_ms = line.ts_ms if self.last_ms is None else max(self.last_ms, line.ts_ms)
