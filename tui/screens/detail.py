@@ -29,6 +29,7 @@ from tui.view import directive_bytes, payload_bytes, prompt_tokens
 from tui.widgets.json_view import JsonLine, JsonView, build_lines
 
 DIFF_ROWS = 12
+NARROW = 110
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ class DetailScreen(Screen[None]):
     DetailScreen #sides > Vertical { width: 1fr; border: round $accent 60%; }
     DetailScreen #sides > Vertical:focus-within { border: round $accent; }
     DetailScreen.-narrow #detail-top { layout: vertical; }
+    DetailScreen.-narrow #detail-top > Static { min-height: 0; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -141,12 +143,24 @@ class DetailScreen(Screen[None]):
         self.query_one("#diff", Static).border_title = self._diff_title()
         self.query_one("#capture-box").border_title = "capture"
         self.query_one("#commit-box").border_title = "commit"
-        self.set_class(self.app.size.width < 110, "-narrow")
+        self._arrange(self.app.size.width)
         self.query_one("#commit", JsonView).focus()
         self._load()
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < 110, "-narrow")
+        self._arrange(self.size.width)
+
+    def _arrange(self, width: int) -> None:
+        """Narrow terminals stack the boxes; the field diff then comes first, since it is what Enter on a
+        rewritten turn is for, and it would otherwise sit below a screenful of decision and payload."""
+        narrow = width < NARROW
+        self.set_class(narrow, "-narrow")
+        summary = self.query_one("#detail-summary")
+        diff, top = self.query_one("#diff"), self.query_one("#detail-top")
+        if narrow and summary.children.index(diff) > summary.children.index(top):
+            summary.move_child(diff, before=top)
+        elif not narrow and summary.children.index(diff) < summary.children.index(top):
+            summary.move_child(diff, after=top)
 
     # ------------------------------------------------------------------ lazy raw JSON
     @work(thread=True, exclusive=True, group="detail-read", exit_on_error=False)
@@ -374,13 +388,17 @@ def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
     """The field-level differences, one per line: path, change, volatile, capture → commit."""
     if not changes:
         return Content.styled("capture and commit are identical", MUTED)
-    lines = [Content.styled(cell("path", 34) + cell("change", 20) + cell("vol", 4) + "capture → commit", "bold")]
-    for change in changes[:DIFF_ROWS]:
+    shown = changes[:DIFF_ROWS]
+    path_w = min(40, max(12, *(len(c.path) + 2 for c in shown)))
+    change_w = max(8, *(len(c.change) + 2 for c in shown))
+    head = cell("path", path_w) + cell("change", change_w) + cell("vol", 4) + "capture → commit"
+    lines = [Content.styled(head, "bold")]
+    for change in shown:
         style = "$warning" if change.volatile else "$error"
         lines.append(
             Content.assemble(
-                (cell(display(change.path, 200), 34), style),
-                cell(display(change.change, 40), 20),
+                (cell(display(change.path, 200), path_w), style),
+                cell(display(change.change, 40), change_w),
                 cell("yes" if change.volatile else "no", 4),
                 (display(_short(change.capture), 60), MUTED),
                 " → ",
