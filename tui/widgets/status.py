@@ -48,7 +48,10 @@ class StatusLine(Static):
         self.update(self.compose_line())
 
     def compose_line(self) -> Content:
+        """The line for the current width: below 110 columns the same facts in fewer words."""
         status, state = self.status, self.state
+        compact = 0 < self.size.width < 110
+        sep = " · " if not compact else " "
         parts: list[Content | tuple[str, str] | str] = []
         if state.following:
             parts.append(("● LIVE", "$success bold"))
@@ -56,7 +59,7 @@ class StatusLine(Static):
             parts.append(("⏸ PAUSED", "$warning bold"))
             if state.new_below:
                 parts.append((f" +{count(state.new_below)} new", "$warning"))
-            parts.append((" (End follows)", MUTED))
+            parts.append((" (End follows)" if not compact else " End⏎", MUTED))
         if status is None:
             parts.append(("  starting…", MUTED))
             return Content.assemble(*parts)
@@ -64,20 +67,24 @@ class StatusLine(Static):
             where = ", ".join(display(r, 120) for r in status.roots) or "the given paths"
             parts += ["  ", ("waiting for files in ", "$warning"), where]
             return Content.assemble(*parts)
-        parts.append(f"  {count(status.files)} files · {human_bytes(status.bytes)} · {count(status.lines)} lines")
+        lines = "ln" if compact else "lines"
+        parts.append(f"  {count(status.files)} files{sep}{human_bytes(status.bytes)}{sep}{count(status.lines)} {lines}")
         if status.lines_per_s is not None:
-            parts.append(f" · {count(round(status.lines_per_s))} lines/s")
+            parts.append(f"{sep}{count(round(status.lines_per_s))} {lines}/s")
         if status.pending_bytes:
-            parts.append((f" · backfill {human_bytes(status.pending_bytes)} left", "$accent"))
+            parts.append((f"{sep}backfill {human_bytes(status.pending_bytes)} left", "$accent"))
         problems = status.problems_total
         parts.append(" · ")
         noun = "problem" if problems == 1 else "problems"
         parts.append((f"{count(problems)} {noun}", "$error bold" if problems else MUTED))
         if problems:
             parts.append((" (p)", MUTED))
+        turns = f"{count(state.shown)}/{count(state.rows)}" if state.filter_text else count(state.rows)
+        parts.append(f" · {turns} turns")
         if state.filter_text:
-            parts.append(f" · {count(state.shown)}/{count(state.rows)} turns · filter ")
+            parts.append(" · filter " if not compact else " /")
             parts.append((display(state.filter_text, 80), "$accent"))
-        else:
-            parts.append(f" · {count(state.rows)} turns")
         return Content.assemble(*parts)
+
+    def on_resize(self) -> None:
+        self.update(self.compose_line())
