@@ -11,7 +11,7 @@ Vocabulary:
 
 How a change is recognised (``poll`` never trusts watch events, it re-stats):
 
-* Each generation keeps its ``(st_dev, st_ino)`` and an xxh3 fingerprint of its first 256 bytes. It keeps
+* Each generation keeps its ``(st_dev, st_ino)`` and its first 256 bytes as it read them. It keeps
   its file descriptor open where that matters (log families always; other files in a small LRU), which
   both pins the inode (it cannot be reused while open) and lets us read what was written before a rename
   or an unlink.
@@ -39,16 +39,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import xxhash
-
 from .discover import Scanner, is_candidate_name, logical_of, rotated_of
 from .watch import DirWatcher
 
 __all__ = ["HEAD_BYTES", "FileBatch", "FileStat", "Line", "Notice", "Sources"]
 
 HEAD_BYTES = 256
-"""Bytes hashed for a generation's head fingerprint: enough to differ between two JSONL files (timestamps,
-ids), small enough to re-read on every change."""
+"""Bytes of a generation's head kept to recognise it: enough to differ between two JSONL files (timestamps,
+ids), small enough to re-read after every read."""
 
 _MAX_TOMBSTONES = 1024
 """Streams remembered after all their files disappeared (see ``Sources._prune``)."""
@@ -124,21 +122,18 @@ def _name(path: str) -> str:
     return os.path.basename(path) or path
 
 
-def _hash(data: bytes) -> int:
-    return xxhash.xxh3_64_intdigest(data)
-
-
 class _Gen:
     """Reading state of one generation: descriptor, identity, offsets, and the held partial line."""
 
     __slots__ = (
         "current",
         "dev",
+        "farewell",
         "fd",
         "flushed_at",
-        "fp",
-        "fp_len",
         "gone",
+        "head",
+        "held",
         "ino",
         "line_start",
         "lineno",
@@ -158,11 +153,14 @@ class _Gen:
         self.current = current  # lives at the logical path (as opposed to X.log.1, or nowhere)
         self.gone = False  # no longer at any path: drain the descriptor, then drop
         self.fd: int | None = None
-        self.fp = 0
-        self.fp_len = 0
         self.sig: tuple[int, int, int] | None = None
         self.size = st.st_size  # readable size seen by the last survey: reads stop there
         self.flushed_at = -1  # pos at which the partial was last flushed (flush at most once per EOF)
+        # Notices wait here until the stream's reading reaches this generation (``held``: why it starts) or
+        # has drained it (``farewell``: it was deleted), so a budget-limited poll never reports a reset
+        # before the last lines of the generation it ends.
+        self.held: list[tuple[str, str]] = []
+        self.farewell = False
         self.reset()
 
     def reset(self) -> None:
@@ -172,8 +170,7 @@ class _Gen:
         self.lineno = 0  # lines completed so far
         self.partial = bytearray()
         self.skipping = False  # inside an oversized line: discard until its newline
-        self.fp = 0
-        self.fp_len = 0
+        self.head = b""  # the first HEAD_BYTES of this generation, from the reads themselves
         self.flushed_at = -1
 
     def close(self) -> None:
@@ -220,6 +217,10 @@ class _Out:
 
     def __init__(self) -> None:
         self._batches: dict[tuple[str, int], FileBatch] = {}
+        self._visits: dict[tuple[str, int], int] = {}  # (stream, generation) -> when reading reached it
+
+    def visit(self, s: _Stream, g: _Gen) -> None:
+        self._visits.setdefault((s.logical, g.number), len(self._visits))
 
     def batch(self, s: _Stream, number: int, path: str) -> FileBatch:
         key = (s.logical, number)
@@ -237,15 +238,21 @@ class _Out:
         return any(b.lines for b in self._batches.values())
 
     def result(self) -> list[FileBatch]:
-        """Streams in the order first touched; within a stream, generations in order.
+        """Streams in the order first touched; within a stream, generations in the order reading reached them.
 
-        Notices for a new generation are recorded while surveying, before the old generation's remaining
-        lines are read, so insertion order alone would put the new generation first.
+        Not by generation number: a generation restarted after a newer one appeared (an old file truncated or
+        rewritten while the new one waits) gets the higher number but is still read first. Generations
+        reading did not reach (only a survey notice) come last, by number.
         """
         rank: dict[str, int] = {}
         for logical, _number in self._batches:
             rank.setdefault(logical, len(rank))
-        keys = sorted(self._batches, key=lambda k: (rank[k[0]], k[1]))
+
+        def order(k: tuple[str, int]) -> tuple[int, int, int]:
+            visit = self._visits.get(k)
+            return (rank[k[0]], 0, visit) if visit is not None else (rank[k[0]], 1, k[1])
+
+        keys = sorted(self._batches, key=order)
         return [b for k in keys if (b := self._batches[k]).lines or b.notices]
 
 
@@ -522,10 +529,12 @@ class Sources:
             g = _Gen(s.new_number(), m, st, is_current)
             s.gens.append(g)
             known.add((g.dev, g.ino))
-            if is_current and s.pending_reason is not None:
+            if s.pending_reason is not None:
+                # the first generation seen after the current one vanished, even at X.log.1 (the new file
+                # rotated before we looked): the reset happened before it
                 reason, s.pending_reason = s.pending_reason, None
                 msg = "replaced by a new file" if reason == "replaced" else "recreated"
-                out.notice(s, g.number, m, reason, f"{_name(m)} {msg}; reading from 0")
+                g.held.append((reason, f"{_name(s.logical)} {msg}; reading from 0"))
             if s.family:
                 # Pin the inode now: if it rotates and is deleted before we get to read it, the fd still reads.
                 self._open(s, g, out)
@@ -548,7 +557,7 @@ class Sources:
         else:
             s.pending_reason = "recreated"
             if not s.errors.get(s.logical, "").startswith("not_a_file"):
-                out.notice(s, g.number, g.path, "deleted", f"{_name(g.path)} deleted after {g.pos} bytes")
+                g.farewell = True
 
     def _check_same_inode(self, s: _Stream, g: _Gen, st: os.stat_result, out: _Out) -> None:
         """Same inode as before: detect truncation (size < offset) and in-place rewrites (head changed)."""
@@ -566,31 +575,22 @@ class Sources:
                 f"{_name(g.path)} truncated (size {st.st_size} < offset {g.pos}); reading from 0"
                 + (f"; {len(g.partial)} unterminated bytes dropped" if g.partial else ""),
             )
-        elif g.fd is not None and g.fp_len and not self._head_matches(g):
+        elif g.fd is not None and g.head and not self._head_matches(g):
             self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten in place (head changed); reading from 0")
 
     def _restart(self, s: _Stream, g: _Gen, out: _Out, kind: str, message: str) -> None:
         g.number = s.new_number()
         g.reset()
-        out.notice(s, g.number, g.path, kind, message)
+        g.held.append((kind, message))
 
     def _head_matches(self, g: _Gen) -> bool:
+        """The file still starts with the bytes this generation was read from."""
         assert g.fd is not None
         try:
-            head = os.pread(g.fd, g.fp_len, 0)
+            head = os.pread(g.fd, HEAD_BYTES, 0)  # always the same size: cheap, and never mistaken for a read
         except OSError:
             return True  # a read error is reported by the read itself
-        return len(head) == g.fp_len and _hash(head) == g.fp
-
-    def _update_head(self, g: _Gen) -> None:
-        """Grow the fingerprint until it covers HEAD_BYTES (a new file starts shorter than that)."""
-        if g.fd is None or g.fp_len >= HEAD_BYTES or g.size <= g.fp_len:
-            return
-        try:
-            head = os.pread(g.fd, HEAD_BYTES, 0)
-        except OSError:
-            return
-        g.fp, g.fp_len = _hash(head), len(head)
+        return head[: len(g.head)] == g.head
 
     # ------------------------------------------------------------------ descriptors
 
@@ -598,6 +598,8 @@ class Sources:
         """Open ``g``'s path and make sure it is still ``g``'s inode and head; report failures once."""
         try:
             fd = _open_readonly(g.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False  # gone since the stat (deleted or renamed away): the next survey says what happened
         except OSError as exc:
             msg = f"{_name(g.path)} unreadable: {exc.strerror or exc}"
             self._error(s, out, g.path, "unreadable", msg, g.number)
@@ -613,7 +615,7 @@ class Sources:
         g.fd = fd
         if s.errors.get(g.path, "").startswith("unreadable"):
             s.errors.pop(g.path, None)
-        if g.fp_len and not self._head_matches(g):
+        if g.head and not self._head_matches(g):
             # Re-opened after LRU eviction and the head differs: same inode number, different content.
             self._restart(
                 s, g, out, "replaced", f"{_name(g.path)} rewritten while closed (head changed); reading from 0"
@@ -646,27 +648,47 @@ class Sources:
 
         Returns the remaining budget and whether it ran out (so ``poll`` stops and resumes here next time).
         """
-        order = sorted(s.gens, key=lambda g: (g.current, g.number))
+        # s.gens is in creation order and the sort is stable: older first even after a restart renumbered one
+        order = sorted(s.gens, key=lambda g: g.current)
         for i, g in enumerate(order):
+            out.visit(s, g)
             if g.fd is None and not g.gone and g.pos < g.size and not self._open(s, g, out):
+                self._release(s, g, out)
                 return budget, False  # unreadable: keep later generations waiting, keep other streams going
+            self._release(s, g, out)
             if g.fd is not None and g.pos < g.size:
                 if budget <= 0:
                     return budget, True
+                batch = out.batch(s, g.number, g.path)
+                kept = len(batch.lines), len(batch.notices)
                 budget -= self._read(s, g, out, min(budget, g.size - g.pos))
+                if not self._head_matches(g):
+                    # Truncated and regrown between the survey and this read: what it returned may be new
+                    # content at the old offset (a garbled line). Drop it and read the new content from 0.
+                    del batch.lines[kept[0] :], batch.notices[kept[1] :]
+                    self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten while being read; reading from 0")
+                    return budget, False
                 if g.pos < g.size:
                     return budget, budget <= 0
             if g.fd is not None:
                 self._lru.pop(id(g), None)
                 if not s.family and not g.gone:
                     self._lru[id(g)] = g  # most recently used
-                self._update_head(g)
             if not g.current and (g.gone or any(h.size > 0 for h in order[i + 1 :])):
                 self._flush(s, g, out)
             if g.gone:
+                if g.farewell:
+                    out.notice(s, g.number, g.path, "deleted", f"{_name(g.path)} deleted after {g.pos} bytes")
                 self._drop(g)
                 s.gens.remove(g)
         return budget, False
+
+    @staticmethod
+    def _release(s: _Stream, g: _Gen, out: _Out) -> None:
+        """Every older generation is read: the notices that explain where this one starts can go out."""
+        for kind, message in g.held:
+            out.notice(s, g.number, g.path, kind, message)
+        g.held.clear()
 
     def _read(self, s: _Stream, g: _Gen, out: _Out, limit: int) -> int:
         """``pread`` up to ``limit`` bytes in ``read_chunk`` pieces; split lines; return bytes consumed."""
@@ -685,6 +707,8 @@ class Sources:
             if not data:
                 g.size = g.pos  # shrank under us; the next survey decides if it was a truncation
                 break
+            if g.pos < HEAD_BYTES:
+                g.head += data[: HEAD_BYTES - g.pos]
             self._feed(g, data, batch)
             consumed += len(data)
             if len(data) < want:

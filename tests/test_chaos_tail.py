@@ -1,0 +1,407 @@
+"""Chaos tailing: a writer process mangles files while ``Sources`` tails them; nothing is lost, duplicated or garbled.
+
+The writer (a separate process, so its writes really interleave with the tailer's reads) keeps three streams
+busy: ``logs/session.log`` (a log family: it rotates to ``session.log.1``) and two transcripts. Each step it
+does one of: append a random-size chunk of its queued lines (lines are split across writes), rotate the log
+(delete ``.1``, rename the log to ``.1``, finish the torn line through the still-open descriptor, as a
+long-lived appender would, then start a new file on the next write), truncate a file to zero, atomically
+replace one (write a hidden temp file, ``os.replace`` it over the path), delete one (it is recreated by the
+next append), or sleep a little. Meanwhile the test process polls with random budgets and read sizes, in
+both reading orders (round-robin and newest-first).
+
+Every line carries a unique id, and the writer keeps a journal of which *writer generation* (one file content
+from offset 0: a new one starts at each rotation, truncation, replacement and recreation) each line went to
+and how that generation ended. The writer finishes every line before it exits.
+
+Definitions (what "destroyed" means, precisely):
+
+* A generation **survives** if it is still on disk at the end (at the log path or at ``.1``).
+* A generation is **destroyed** when the writer truncates it, replaces it, deletes it, or (log family) a second
+  rotation deletes it from ``.1``. Its bytes may vanish before the tailer reads them, so some of its lines may
+  legitimately never be seen.
+
+The guarantees checked after every run:
+
+1. **No duplicates**: no line id is seen twice.
+2. **No garbling**: every line seen is byte-for-byte a line the writer wrote, except at most one *torn tail*
+   per destroyed generation: the start of the first line of that generation not seen whole (one the writer
+   was in the middle of, or finished after the tailer had read part of it), as the generation's last line.
+   The tailer hands out the unterminated tail of a dead generation rather than drop bytes silently
+   (``Sources._flush``); a consumer sees an invalid line there (the engine: one Problem), never a mix of
+   two lines.
+3. **No loss**: every line of a surviving generation is seen. Of a destroyed generation, the lines seen are a
+   prefix of its lines, in order; when the tailer held the generation's descriptor (always, for a generation
+   it has seen that then rotated, was replaced or deleted) that prefix is all of them.
+4. **Order**: within a stream, lines come out in write order, generation after generation.
+5. **Every reset is reported**: after the last line seen from a destroyed generation (rotation is not a reset),
+   a ``truncated``/``replaced``/``deleted``/``recreated`` notice for that stream comes before any line of a
+   later generation; and there are never more reset notices than the writer made destructive changes
+   (no false alarms), nor any ``unreadable``/``not_a_file``/``oversized_line`` notice.
+
+Precondition (the tailer's documented limit, which the writer respects): a file truncated and regrown past
+the tailer's offset with an identical first 256 bytes cannot be told from an append. Each writer generation
+starts its lines with a marker byte that differs from the previous generation's, as real content does
+(timestamps, ids).
+
+Many seeds run in CI; each takes a fraction of a second. A failing seed is reproducible: the writer's choices
+come from ``random.Random(seed)``; only the interleaving with the tailer varies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import random
+import string
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.sources import FileBatch, Sources
+
+#: CI runs these; ``CHAOS_SEEDS=2000 pytest tests/test_chaos_tail.py`` runs a longer hunt locally
+SEEDS = range(int(os.environ.get("CHAOS_SEEDS", "48")))
+STEPS = 400
+RESET_KINDS = frozenset({"truncated", "replaced", "deleted", "recreated"})
+DESTROYED = frozenset({"rotated_out", "truncated", "replaced", "deleted"})
+BAD_KINDS = frozenset({"unreadable", "not_a_file", "oversized_line"})
+MARKERS = string.ascii_uppercase
+
+# ---------------------------------------------------------------------------- the writer process
+
+
+@dataclass
+class WGen:
+    """One writer generation of one stream, as the journal records it."""
+
+    stream: str
+    number: int
+    lines: list[str] = field(default_factory=list)
+    end: str = "alive"  # alive | rotated (alive at .1) | rotated_out | truncated | replaced | deleted
+    torn: str | None = None  # bytes of the unfinished line when the generation was destroyed
+
+
+class WStream:
+    """Writer-side state of one file: its descriptor, current generation, and the bytes queued to write."""
+
+    def __init__(self, name: str, path: Path, family: bool, journal: list[WGen]) -> None:
+        self.name = name
+        self.path = path
+        self.family = family
+        self.journal = journal
+        self.fd: int | None = None
+        self.gen = self._new_gen()
+        self.queue = b""  # bytes of the current line (and maybe more) not written yet
+        self.line = b""  # the full line being written (its first part may already be on disk)
+        self.written_of_line = 0
+        self.rotated: WGen | None = None  # the generation now at .1
+        self.destructive = 0  # truncations + replacements + deletions + recreations
+
+    def _new_gen(self) -> WGen:
+        number = len([g for g in self.journal if g.stream == self.name])
+        g = WGen(self.name, number)
+        self.journal.append(g)
+        return g
+
+    def marker(self) -> str:
+        return MARKERS[self.gen.number % len(MARKERS)]
+
+    def open(self) -> int:
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return self.fd
+
+    def next_line(self, rng: random.Random, counter: list[int]) -> bytes:
+        counter[0] += 1
+        filler_len = rng.choice([0, 5, 40, 120, 600, rng.randint(0, 3000)])
+        filler = "".join(rng.choice(string.ascii_letters) for _ in range(filler_len))
+        return f"{self.marker()}{self.name}-{counter[0]:07d} {filler}".encode()
+
+    def write(self, rng: random.Random, counter: list[int]) -> None:
+        """Write a random-size chunk: the rest of the current line, maybe part of it, maybe more lines."""
+        fd = self.open()
+        if not self.line:
+            self.line = self.next_line(rng, counter)
+            self.written_of_line = 0
+        rest = self.line[self.written_of_line :] + b"\n"
+        n = rng.choice([1, 2, 7, 33, len(rest), len(rest), rng.randint(1, len(rest))])
+        n = max(1, min(n, len(rest)))
+        os.write(fd, rest[:n])
+        self.written_of_line += n
+        if self.written_of_line > len(self.line):  # the newline went out: the line is complete
+            self.gen.lines.append(self.line.decode())
+            self.line = b""
+            self.written_of_line = 0
+
+    def finish_line(self) -> None:
+        if self.line:
+            assert self.fd is not None
+            os.write(self.fd, self.line[self.written_of_line :] + b"\n")
+            self.gen.lines.append(self.line.decode())
+            self.line = b""
+            self.written_of_line = 0
+
+    def abandon_line(self) -> None:
+        """The file under the current line is being destroyed: the line is never finished."""
+        if self.line and self.written_of_line:
+            self.gen.torn = self.line[: self.written_of_line].decode()
+        self.line = b""
+        self.written_of_line = 0
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    # ------------------------------------------------------------------ chaos operations
+
+    def rotate(self) -> None:
+        """senpi's rotation (delete .1, rename the log to .1) done by an appender that finishes its line."""
+        assert self.family
+        if not self.path.exists():
+            return
+        rot = self.path.with_name(self.path.name + ".1")
+        if self.rotated is not None and rot.exists():
+            self.rotated.end = "rotated_out"
+            # the tailer may see the old generation vanish from both paths and a new file at the log path:
+            # it cannot tell that from a replacement, and may say so
+            self.destructive += 1
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(rot)
+        os.rename(self.path, rot)
+        if self.fd is not None:
+            self.finish_line()  # through the old descriptor: lands in .1
+            self.close()
+        self.gen.end = "rotated"
+        self.rotated = self.gen
+        self.gen = self._new_gen()
+
+    def truncate(self) -> None:
+        if not self.path.exists():
+            return
+        os.truncate(self.path, 0)
+        self.abandon_line()
+        self.gen.end = "truncated"
+        self.gen = self._new_gen()
+        self.destructive += 1
+        # the descriptor stays open (O_APPEND: the next write lands at the new end, offset 0)
+
+    def replace(self, rng: random.Random, counter: list[int]) -> None:
+        if not self.path.exists():
+            return
+        tmp = self.path.with_name(f".{self.path.name}.{counter[0]}.tmp")  # hidden: never a candidate
+        self.abandon_line()
+        self.close()
+        self.gen.end = "replaced"
+        self.gen = self._new_gen()
+        lines = [self.next_line(rng, counter) for _ in range(rng.randint(0, 3))]
+        tmp.write_bytes(b"".join(line + b"\n" for line in lines))
+        self.gen.lines.extend(line.decode() for line in lines)
+        os.replace(tmp, self.path)
+        self.destructive += 1
+
+    def delete(self) -> None:
+        if not self.path.exists():
+            return
+        os.unlink(self.path)
+        self.abandon_line()
+        self.close()
+        self.gen.end = "deleted"
+        self.gen = self._new_gen()
+        self.destructive += 2  # the deletion, and the recreation by the next write
+
+
+def chaos_writer(root: str, seed: int, journal_path: str) -> None:
+    """The writer process: ``STEPS`` random operations, then every line finished and the journal written."""
+    rng = random.Random(seed)
+    base = Path(root)
+    journal: list[WGen] = []
+    streams = [
+        WStream("log", base / "logs" / "session.log", True, journal),
+        WStream("ta", base / "sessions" / "--p--" / "a.jsonl", False, journal),
+        WStream("tb", base / "sessions" / "--p--" / "b.jsonl", False, journal),
+    ]
+    counter = [0]
+    weights = {"write": 70, "rotate": 4, "truncate": 2, "replace": 2, "delete": 2, "sleep": 10}
+    weights = {k: max(0, v + rng.randint(-2, 2)) for k, v in weights.items()}  # each seed its own mix
+    ops, w = list(weights), list(weights.values())
+    for _ in range(STEPS):
+        op = rng.choices(ops, w)[0]
+        s = rng.choice(streams)
+        if op == "write":
+            for _ in range(rng.choice([1, 1, 3, 10])):
+                s.write(rng, counter)
+        elif op == "rotate":
+            if s.family:
+                s.rotate()
+        elif op == "truncate":
+            s.truncate()
+        elif op == "replace":
+            s.replace(rng, counter)
+        elif op == "delete":
+            s.delete()
+        else:
+            time.sleep(rng.choice([0.0002, 0.001, 0.003]))
+    for s in streams:
+        if s.line:
+            s.open()
+            s.finish_line()
+        s.close()
+    Path(journal_path).write_text(
+        json.dumps(
+            {
+                "gens": [vars(g) for g in journal],
+                "destructive": {s.name: s.destructive for s in streams},
+            }
+        )
+    )
+
+
+# ---------------------------------------------------------------------------- the tailer side
+
+
+@dataclass
+class Seen:
+    """What the tailer handed out, in order: ("line", stream, bytes) and ("notice", stream, kind)."""
+
+    events: list[tuple[str, str, Any]] = field(default_factory=list)
+
+    def add(self, batches: list[FileBatch], stream_of: dict[str, str]) -> None:
+        for b in batches:
+            name = stream_of[os.path.basename(b.logical)]
+            # Sources puts a generation's notices (they explain its start) before its lines, except a deletion
+            # which ends it: keep the order the engine uses
+            for n in b.notices:
+                if n.kind != "deleted":
+                    self.events.append(("notice", name, n.kind))
+            for ln in b.lines:
+                self.events.append(("line", name, ln.data.decode()))
+            for n in b.notices:
+                if n.kind == "deleted":
+                    self.events.append(("notice", name, n.kind))
+
+
+def run_seed(tmp: Path, seed: int) -> tuple[dict[str, Any], Seen]:
+    (tmp / "logs").mkdir()
+    (tmp / "sessions" / "--p--").mkdir(parents=True)
+    journal_path = tmp / "journal.json"
+    ctx = multiprocessing.get_context("fork")
+    proc = ctx.Process(target=chaos_writer, args=(str(tmp), seed, str(journal_path)))
+    rng = random.Random(seed ^ 0x5EED)
+    seen = Seen()
+    stream_of = {"session.log": "log", "a.jsonl": "ta", "b.jsonl": "tb"}
+    budgets = [None, None, 1, 64, 512, 4096, 100_000]
+    chunk = rng.choice([7, 100, 4096, 1 << 20])
+    # both reading orders: round-robin (the report) and newest-first (the dashboard), alternating by seed
+    with Sources([tmp / "logs", tmp / "sessions"], read_chunk=chunk, newest_first=seed % 2 == 1) as src:
+        proc.start()
+        deadline = time.monotonic() + 60
+        while proc.is_alive() and time.monotonic() < deadline:
+            seen.add(src.poll(rng.choice(budgets)), stream_of)
+            time.sleep(rng.choice([0, 0, 0.0005, 0.002]))
+        proc.join(30)
+        assert proc.exitcode == 0, f"writer failed (exit code {proc.exitcode})"
+        for _ in range(1000):  # the writer is done: read what is left
+            batches = src.poll()
+            seen.add(batches, stream_of)
+            if not batches and src.pending_bytes() == 0:
+                break
+    return json.loads(journal_path.read_text()), seen
+
+
+def check(journal: dict[str, Any], seen: Seen) -> None:
+    """Assert the five guarantees of the module docstring."""
+    gens = [WGen(**g) for g in journal["gens"]]
+    where: dict[str, tuple[WGen, int]] = {}
+    for g in gens:
+        for i, line in enumerate(g.lines):
+            assert line not in where, "writer bug: duplicate line"
+            where[line] = (g, i)
+    destroyed: dict[str, list[WGen]] = {}
+    for g in gens:
+        if g.end in DESTROYED:
+            destroyed.setdefault(g.stream, []).append(g)
+
+    got: dict[tuple[str, int], list[int]] = {}  # (stream, gen number) -> indices seen, in order
+    last_pos: dict[str, tuple[int, int]] = {}
+    tails: dict[tuple[str, int], str] = {}  # (stream, writer generation) -> its unterminated tail, as seen
+    counts = {"line": 0, "fragment": 0}
+    seen_ids: set[str] = set()
+    for kind, stream, data in seen.events:
+        if kind != "line":
+            assert data not in BAD_KINDS, f"{stream}: unexpected {data} notice"
+            continue
+        if data in where:
+            g, i = where[data]
+            assert g.stream == stream, f"line of {g.stream} reported on {stream}"
+            assert data not in seen_ids, f"duplicate line {data[:40]!r}"  # 1. no duplicates
+            seen_ids.add(data)
+            pos = (g.number, i)
+            assert pos > last_pos.get(stream, (-1, -1)), f"{stream}: out of order at {data[:20]!r}"  # 4. order
+            last_pos[stream] = pos
+            got.setdefault((stream, g.number), []).append(i)
+            counts["line"] += 1
+            continue
+        # 2. not a written line: must be the unterminated tail of a destroyed generation, once, as its last line
+        owner = next(
+            (
+                g
+                for g in destroyed.get(stream, [])
+                if (stream, g.number) not in tails and any(w.startswith(data) for w in [*g.lines, g.torn or ""])
+            ),
+            None,
+        )
+        assert data and owner is not None, f"{stream}: garbled line {data[:80]!r}"
+        tails[(stream, owner.number)] = data
+        assert last_pos.get(stream, (-1, -1)) <= (owner.number, len(owner.lines)), "torn tail out of order"
+        last_pos[stream] = (owner.number, len(owner.lines))
+        counts["fragment"] += 1
+
+    # 3. no loss
+    for g in gens:
+        seen_idx = got.get((g.stream, g.number), [])
+        assert seen_idx == list(range(len(seen_idx))), f"{g.stream} gen {g.number}: not a prefix"
+        tail = tails.get((g.stream, g.number))
+        if tail is not None:  # the tail is the start of the first line not seen whole
+            nxt = g.lines[len(seen_idx)] if len(seen_idx) < len(g.lines) else (g.torn or "")
+            assert nxt.startswith(tail), f"{g.stream} gen {g.number}: its tail is not the next line's start"
+        if g.end in ("alive", "rotated"):
+            assert len(seen_idx) == len(g.lines), (
+                f"{g.stream} gen {g.number} ({g.end}): {len(g.lines) - len(seen_idx)} of {len(g.lines)} lines lost"
+            )
+        elif g.end in ("rotated_out", "replaced", "deleted") and seen_idx:
+            assert len(seen_idx) == len(g.lines), (
+                f"{g.stream} gen {g.number} ({g.end}) was being read, yet {len(g.lines) - len(seen_idx)} lines lost"
+            )
+
+    # 5. every reset reported, and no false alarm
+    by_stream: dict[str, list[tuple[str, Any]]] = {}
+    for kind, stream, data in seen.events:
+        by_stream.setdefault(stream, []).append((kind, data))
+    for stream, events in by_stream.items():
+        resets = sum(1 for kind, data in events if kind == "notice" and data in RESET_KINDS)
+        assert resets <= journal["destructive"][stream], f"{stream}: {resets} resets reported for fewer changes"
+        pending_reset: int | None = None  # writer generation destroyed after its lines were seen
+        for kind, data in events:
+            if kind == "notice" and data in RESET_KINDS:
+                pending_reset = None
+            elif kind == "line" and data in where:
+                g, _ = where[data]
+                if pending_reset is not None and g.number > pending_reset:
+                    raise AssertionError(f"{stream}: gen {pending_reset} was destroyed without a reset notice")
+                if g.end in ("truncated", "replaced", "deleted"):
+                    pending_reset = g.number
+        if pending_reset is not None:
+            raise AssertionError(f"{stream}: the destruction of gen {pending_reset} was never reported")
+    assert counts["line"] > 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_chaos_writer_vs_tailer_loses_and_duplicates_nothing(tmp_path: Path, seed: int) -> None:
+    journal, seen = run_seed(tmp_path, seed)
+    check(journal, seen)
