@@ -405,3 +405,102 @@ def check(journal: dict[str, Any], seen: Seen) -> None:
 def test_chaos_writer_vs_tailer_loses_and_duplicates_nothing(tmp_path: Path, seed: int) -> None:
     journal, seen = run_seed(tmp_path, seed)
     check(journal, seen)
+
+
+# ---------------------------------------------------------------------------- deterministic regressions
+
+
+def test_a_reset_seen_by_a_budget_limited_poll_comes_after_the_old_generations_last_lines(tmp_path: Path) -> None:
+    """Found by the chaos test. A poll with a small budget noticed an atomic replacement before it had read the
+    rest of the old file: the ``replaced`` notice came first, then (next poll) the old file's remaining lines.
+    The engine resets a transcript on that notice, so those old lines went to a fresh session (or, being
+    mid-file entries, made the engine re-sniff the file and ignore it for good)."""
+    from core.engine import Engine
+
+    path = tmp_path / "sessions" / "--p--" / "2026-08-22T09-00-00-000Z_s.jsonl"
+    path.parent.mkdir(parents=True)
+
+    def transcript(session_id: str, n: int) -> bytes:
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": "2026-08-22T09:00:00.000Z",
+            "cwd": "/",
+        }
+        entries = [
+            {
+                "type": "label",
+                "id": f"{session_id}{i}",
+                "parentId": None if i == 0 else f"{session_id}{i - 1}",
+                "timestamp": "t",
+            }
+            for i in range(n)
+        ]
+        return b"".join(json.dumps(e).encode() + b"\n" for e in [header, *entries])
+
+    path.write_bytes(transcript("OLD", 50))
+    engine = Engine([tmp_path / "sessions"])
+    kinds: list[str] = []
+    real_poll = engine.sources.poll
+
+    def recording_poll(max_bytes: int | None = None) -> list[FileBatch]:
+        batches = real_poll(max_bytes)
+        for b in batches:
+            kinds.extend([n.kind for n in b.notices] + ["line"] * len(b.lines))
+        return batches
+
+    engine.sources.poll = recording_poll  # type: ignore[method-assign]
+    try:
+        engine.poll(max_bytes=300)  # the start of the old file
+        tmp = path.with_name(".tmp")
+        tmp.write_bytes(transcript("NEW", 3))
+        os.replace(tmp, path)
+        for _ in range(200):
+            engine.poll(max_bytes=300)
+            if engine.sources.pending_bytes() == 0:
+                break
+        engine.poll()
+        # all 51 lines of the old file, then the notice, then the new file's 4
+        assert kinds == ["line"] * 51 + ["replaced"] + ["line"] * 4
+        (session,) = engine.state.sessions.values()
+        assert session.session_id == "NEW" and session.entries == 3
+        assert str(path) not in engine.ignored
+    finally:
+        engine.close()
+
+
+def test_a_file_rewritten_between_the_survey_and_the_read_yields_no_garbled_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the chaos test: the file is truncated and regrown past our offset in the instant between the
+    survey (head still matches) and the read. The read used to return the new content at the old offset,
+    glued to the held partial line: a garbled line, and the new content's start read again later."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"A-old-1\nA-old-2\nA-par")
+    real = os.pread
+    fired: list[bool] = []
+
+    def racing_pread(fd: int, n: int, offset: int) -> bytes:
+        if offset > 0 and not fired and os.fstat(fd).st_ino == path.stat().st_ino:
+            fired.append(True)
+            with path.open("r+b") as fh:  # the writer: truncate, then write a new generation past our offset
+                fh.truncate(0)
+                fh.write(b"B-new-1\nB-new-2\nB-new-3\nB-new-4\n")
+        return real(fd, n, offset)
+
+    with Sources([path]) as src:
+        first = [ln.data for b in src.poll() for ln in b.lines]
+        assert first == [b"A-old-1", b"A-old-2"]
+        with path.open("ab") as fh:
+            fh.write(b"tial\n")
+        monkeypatch.setattr(os, "pread", racing_pread)
+        batches = src.poll()
+        monkeypatch.undo()
+        for _ in range(5):
+            batches += src.poll()
+    lines = [ln.data for b in batches for ln in b.lines]
+    notices = [n.kind for b in batches for n in b.notices]
+    assert fired
+    assert lines == [b"B-new-1", b"B-new-2", b"B-new-3", b"B-new-4"]
+    assert notices == ["replaced"]
