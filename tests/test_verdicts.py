@@ -132,7 +132,9 @@ def test_compaction_forks_at_the_boundary_below_sent_count(tmp_path: Path) -> No
     session = only_session(run([t.write(tmp_path / "agent")]))
     assert decisions(session) == _logged(session)
     assert all(t.agreement for t in session.turns)
-    assert session.turns[4].why.startswith("compaction accepted before this call (tainted_compaction); fork at boundary 3")
+    assert session.turns[4].why.startswith(
+        "compaction accepted before this call (tainted_compaction); fork at boundary 3"
+    )
     assert session.turns[4].avoidable is False
 
 
