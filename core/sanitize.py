@@ -16,7 +16,9 @@ _ESCAPES = re.compile(
     r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC ... ST
     r"|[ -/]*[0-~])?"  # nF / Fp / Fe / Fs escapes (ESC c = reset); a lone ESC too
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 (but \t, \n), DEL, C1; bidi marks, embeddings, overrides and isolates (ALM included); lone surrogates,
+# which file names that are not UTF-8 carry (surrogateescape) and which no terminal write can encode
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 REPLACEMENT = "\ufffd"

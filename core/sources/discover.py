@@ -251,7 +251,10 @@ class Scanner:
                 elif is_candidate_name(e.name) and e.is_file():
                     entry.files.append(e.path)
             except OSError:
-                continue
+                # A candidate that cannot even be stat'ed (a symlink loop: ELOOP) is tailed anyway, so the
+                # tailer reports why it cannot be read instead of the file silently not existing.
+                if is_candidate_name(e.name):
+                    entry.files.append(e.path)
         return entry
 
 
