@@ -308,8 +308,9 @@ class CommitAnalyzer:
             return
         facts = self.facts[index]
         facts.recording = rec
-        before = self.outcome(index)
-        after = self._resolve(facts)
+        before = (self.outcome(index), self.volatile_only(index))
+        self._resolve(facts)
+        after = (self.outcome(index), self.volatile_only(index))
         self._vote(facts)
         if index + 1 < len(self.facts):
             self._vote_next(facts, self.facts[index + 1])

@@ -25,6 +25,7 @@ tree changes H but not what the registry remembers, exactly as in senpi.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -490,6 +491,13 @@ def _fold(
     return chain, assistant, env, words
 
 
+def _discard(items: list[int], value: int) -> None:
+    """Remove `value` from a sorted list if present (O(log n) to find it)."""
+    i = bisect.bisect_left(items, value)
+    if i < len(items) and items[i] == value:
+        del items[i]
+
+
 class VerdictReplay:
     """Per-session replay of the continuity decision (see the module docstring)."""
 
@@ -503,7 +511,8 @@ class VerdictReplay:
         self.cf = FRESH
         self.totals = Totals()
         self.disagreements: dict[int, str] = {}
-        self.avoidable_turns: set[int] = set()
+        self._disagreeing: list[int] = []  # sorted keys of `disagreements`: summaries list the first ones
+        self.avoidable_turns: list[int] = []  # sorted
         self._events: list[str] = []
         self._last_line = 0
         self._prev_call: int | None = None
@@ -651,17 +660,18 @@ class VerdictReplay:
             return
         nxt = next((i for i in range(index + 1, len(self.calls)) if self.calls[i] is not None), None)
         if nxt is not None:
-            self.rerun(nxt)
+            # same outcome and class: only the next call's explanation changes (O(1), not O(turns))
+            self.rerun(nxt, only=not outcome_changed)
 
-    def rerun(self, start: int) -> None:
-        """Replay every call from turn `start` on, from the registry saved before it."""
+    def rerun(self, start: int, *, only: bool = False) -> None:
+        """Replay every call from turn `start` on (just that call when `only`), from the registry saved before it."""
         if start >= len(self.calls):
             return
         reg, cf = self.before[start]
         profile = profile_of(self.session)
         commit = self.session.analyzer("commit")
         judged = commit if isinstance(commit, CommitAnalyzer) else None
-        for index in range(start, len(self.calls)):
+        for index in range(start, start + 1 if only else len(self.calls)):
             self.before[index] = (reg, cf)
             facts = self.calls[index]
             if facts is None:
@@ -672,7 +682,8 @@ class VerdictReplay:
             result, reg = step(reg, facts, profile, outcome == "rewritten")
             cf_result, cf = step(cf, facts, profile, outcome == "rewritten" and not volatile)
             self._record(facts, result, cf_result, volatile)
-        self.reg, self.cf = reg, cf
+        if not only:
+            self.reg, self.cf = reg, cf
         self._summarize()
 
     def _record(self, f: CallFacts, result: StepResult, cf_result: StepResult, prev_volatile: bool) -> None:
@@ -686,7 +697,8 @@ class VerdictReplay:
         turn.counterfactual = cf_result.decision
         logged = f.logged
         turn.agreement, turn.disagreement = None, None
-        self.disagreements.pop(f.index, None)
+        if self.disagreements.pop(f.index, None) is not None:
+            _discard(self._disagreeing, f.index)
         if logged is not None and result.decision is not None and not result.logged_only:
             diff = first_difference(logged, result.decision)
             turn.agreement = diff is None
@@ -695,9 +707,10 @@ class VerdictReplay:
             if diff is not None:
                 r.disagreement = diff
                 self.disagreements[f.index] = diff
+                bisect.insort(self._disagreeing, f.index)
         actual = logged if logged is not None else result.decision
         turn.avoidable = None
-        self.avoidable_turns.discard(f.index)
+        _discard(self.avoidable_turns, f.index)
         why = result.why
         if actual is not None and actual.kind in RESEND_KINDS:
             r.resend = True
@@ -708,7 +721,7 @@ class VerdictReplay:
             turn.avoidable = avoidable
             if avoidable:
                 r.avoidable = True
-                self.avoidable_turns.add(f.index)
+                bisect.insort(self.avoidable_turns, f.index)
                 assert cf is not None
                 r.resent_avoidable = max(0, (actual.count or 0) - (cf.count or 0))
         commit = self.session.analyzer("commit")
@@ -746,14 +759,14 @@ class VerdictReplay:
             "disagree": t.disagree,
             "logged_only": t.logged_only,
             "agreement_rate": rate,
-            "disagreements": [{"index": i, "fact": d} for i, d in sorted(self.disagreements.items())[:MAX_LISTED]],
+            "disagreements": [{"index": i, "fact": self.disagreements[i]} for i in self._disagreeing[:MAX_LISTED]],
         }
         self.session.extra["counterfactual"] = {
             "resends_logged": t.resends,
             "resends_avoidable": t.avoidable,
             "messages_resent_logged": t.resent_logged,
             "messages_resent_avoidable": t.resent_avoidable,
-            "avoidable_turns": sorted(self.avoidable_turns)[:MAX_LISTED],
+            "avoidable_turns": self.avoidable_turns[:MAX_LISTED],
         }
 
     # ----------------------------------------------------------------- sidecar
