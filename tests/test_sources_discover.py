@@ -190,3 +190,14 @@ def test_vanished_root_is_skipped(tmp_path: Path) -> None:
     touch(tmp_path, "s/a.jsonl")
     sc = Scanner([tmp_path / "s", tmp_path / "gone"])
     assert len(sc.scan()) == 1
+
+
+def test_agent_and_logs_dirs_pull_in_the_event_recordings(tmp_path: Path) -> None:
+    from core.sources.discover import resolve_roots
+
+    agent = tmp_path / "agent"
+    for name in ("logs", "sessions", "events"):
+        (agent / name).mkdir(parents=True)
+    expected = [agent / "logs", agent / "sessions", agent / "events"]
+    assert resolve_roots([agent]) == expected
+    assert resolve_roots([agent / "logs"]) == expected

@@ -99,11 +99,16 @@ def _abs(path: Path | str) -> str:
     return os.path.abspath(os.path.expanduser(os.fspath(path)))
 
 
+#: Directories beside ``logs/`` in an agent dir that hold what the logs alone cannot say.
+AGENT_SIBLINGS = ("sessions", "events")
+
+
 def resolve_roots(paths: list[Path]) -> list[Path]:
     """Expand user-given paths into the roots to scan, in order, without duplicates.
 
-    * ``…/logs`` -> itself and ``…/sessions`` when that sibling exists (the transcripts answer the question).
-    * an agent dir (contains ``logs/`` or ``sessions/``) -> those of the two that exist.
+    * ``…/logs`` -> itself and the siblings ``…/sessions`` (the transcripts answer the question) and
+      ``…/events`` (saved agent event recordings, the capture-vs-commit evidence) when they exist.
+    * an agent dir (contains ``logs/`` or ``sessions/``) -> those of ``logs``, ``sessions``, ``events`` that exist.
     * a sessions dir, any other dir, or a single file -> itself.
 
     Raises ``SourceError`` for a path that does not exist: a typo should fail loudly at start-up rather than
@@ -127,11 +132,13 @@ def resolve_roots(paths: list[Path]) -> list[Path]:
         logs, sessions = os.path.join(p, "logs"), os.path.join(p, "sessions")
         if os.path.basename(p) == "logs":
             add(p)
-            sibling = os.path.join(os.path.dirname(p), "sessions")
-            if os.path.isdir(sibling):
-                add(sibling)
+            for name in AGENT_SIBLINGS:
+                sibling = os.path.join(os.path.dirname(p), name)
+                if os.path.isdir(sibling):
+                    add(sibling)
         elif os.path.isdir(logs) or os.path.isdir(sessions):
-            for sub in (logs, sessions):
+            for name in ("logs", *AGENT_SIBLINGS):
+                sub = os.path.join(p, name)
                 if os.path.isdir(sub):
                     add(sub)
         else:
