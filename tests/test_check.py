@@ -55,8 +55,8 @@ def test_session_selection_measures_that_session(agent: Path, capsys: pytest.Cap
     assert lines == [f"FAIL resend-share 0.4000 > max 0.2000 (5 turns of session {SESSION_ID})"]
     code, lines, _ = run(capsys, str(agent), "--session", OTHER_SESSION_ID, "--max-resend-share", "0.2")
     assert code == 0 and lines[0].startswith("PASS resend-share 0.0000")
-    code, lines, _ = run(capsys, str(agent), "--session", "nope", "--max-resend-share", "0.9")
-    assert code == 1 and lines == ["FAIL resend-share not measurable, max 0.9000 (no session matches nope)"]
+    code, lines, err = run(capsys, str(agent), "--session", "nope", "--max-resend-share", "0.9")
+    assert code == 2 and lines == [] and err == "continuity-tui: --session nope: no session matches\n"
 
 
 def test_time_window_changes_what_is_measured(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:

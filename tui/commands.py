@@ -54,6 +54,12 @@ def _load(args: argparse.Namespace) -> Engine | int:
     return engine
 
 
+def unknown_session(args: argparse.Namespace, report: dict) -> bool:
+    """A --session that matches nothing is a usage error (exit 2), not an empty, passing report."""
+    selection = report.get("selection") or {}
+    return bool(args.session) and selection.get("sessions_matched") == 0
+
+
 def run_report(args: argparse.Namespace) -> int:
     from core.report import ReportOptions, build_report, render
 
@@ -72,6 +78,8 @@ def run_report(args: argparse.Namespace) -> int:
         return fail(f"--format: expected json, md or html, got {args.format!r}")
     report = build_report(loaded, options)
     loaded.close()
+    if unknown_session(args, report):
+        return fail(f"--session {args.session}: no session matches")
     if args.output is None:
         if len(formats) > 1:
             return fail("several formats need -o DIR")
@@ -102,6 +110,8 @@ def run_check(args: argparse.Namespace) -> int:
         return fail(str(err))
     report = build_report(loaded, options)
     loaded.close()
+    if unknown_session(args, report):
+        return fail(f"--session {args.session}: no session matches")
     results = evaluate(report, Thresholds.from_args(args))
     for result in results:
         print(result.line())
