@@ -96,9 +96,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from core.report.check import Thresholds, evaluate
-
     from core.report import ReportOptions, build_report
+    from core.report.check import Thresholds, evaluate
 
     loaded = _load(args)
     if isinstance(loaded, int):
