@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
                                "problems", "toggle_metric", "back", "open"})  # fmt: skip
 POST_YIELD_S = 0.015
+BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
 SHORT = 32  # below this height panes use their compact heights
@@ -212,7 +213,10 @@ class ContinuityApp(App[None]):
             now = time.monotonic()
             version = engine.state.version
             changed = version != posted_version
-            due = now - last_post >= self.repaint_interval
+            # during a backfill the screen changes every batch: repaint less often (4/s), so rendering does not
+            # compete with parsing for the GIL; live tails keep the full rate
+            interval = max(self.repaint_interval, BACKFILL_REPAINT_S) if backlog else self.repaint_interval
+            due = now - last_post >= interval
             if due and (changed or now - last_post >= 1.0) and (self._consumed.is_set() or now - last_post > 2.0):
                 with engine.lock:
                     snapshot = builder.build()
