@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from core.analysis.context import is_transmitted
@@ -52,9 +53,11 @@ from core.analysis.pipeline import register_record_handler, register_session_ana
 from core.analysis.serialize import (
     TOOL_WATCH_CUSTOM_TYPE,
     WATCH_MAX_TRACKED,
+    WATCH_NOTE_CHARS,
     WatchedExecution,
     execution_from_entry,
     execution_from_result,
+    utf16_truncate,
 )
 from core.model import TranscriptEntry, Turn
 
@@ -151,6 +154,10 @@ class PayloadAnalyzer:
             ledger.record(item.key, blocks, seen, user_role=user_role, unterminated=unterminated)
 
     def _track(self, execution: WatchedExecution) -> None:
+        # Only a note's first WATCH_NOTE_CHARS can ever be shown (`tool_watch_note`); one unit more keeps "was it
+        # longer" (the note's truncation suffix). The other ~2,800 of the 4,000 tracked chars, times 256 tracked
+        # results per session, were a third of all the memory analysis kept.
+        execution = replace(execution, content=utf16_truncate(execution.content, WATCH_NOTE_CHARS + 1, ""))
         self.completed.pop(execution.tool_call_id, None)
         self.completed[execution.tool_call_id] = execution
         while len(self.completed) > WATCH_MAX_TRACKED:
