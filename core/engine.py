@@ -63,6 +63,8 @@ class Engine:
         self.stats: dict[str, SourceStat] = {}
         self._pending: dict[str, _Pending] = {}
         self.ignored: set[str] = set()
+        self.rotations = 0
+        self._partials_reported: set[tuple[str, int, int]] = set()
         self._documents: set[str] = set()  # JSON documents already read whole: their generation has nothing more
         self.total_lines = 0
         self.total_bytes = 0
@@ -108,6 +110,24 @@ class Engine:
                 break
             left = now
         self.finish_pending()
+        self.report_partials()
+
+    def report_partials(self) -> None:
+        """A snapshot names every unterminated last line: a torn write must be shown, never silently absent.
+
+        Live, such bytes are a write in progress and simply wait; only a snapshot (report, check) calls this.
+        """
+        with self.lock:
+            for held in self.sources.held_partials():
+                key = (held.path, held.offset, held.size)
+                if key in self._partials_reported:
+                    continue
+                self._partials_reported.add(key)
+                self.state.add_problem(
+                    Problem(held.path, held.lineno, held.offset,
+                            f"incomplete last line: {held.size} bytes without a newline (a write in progress "
+                            "or a torn write); not read", now_ms())
+                )  # fmt: skip
 
     def finish_pending(self) -> None:
         """Files never recognised: their held lines become problems (nothing is silently dropped)."""
@@ -139,7 +159,9 @@ class Engine:
     def _notice(self, logical: str, notice: Notice) -> None:
         # formats whose writer rewrites or removes the file as its normal write path (mux) say which notices
         # are routine for them; those are not problems
-        if notice.kind not in getattr(self.adapters.get(logical), "routine_notices", ()):
+        if notice.kind == "rotated":
+            self.rotations += 1  # the normal life of session.log: counted, not a problem
+        elif notice.kind not in getattr(self.adapters.get(logical), "routine_notices", ()):
             self.state.add_problem(Problem(notice.path, notice.lineno, notice.offset, notice.message, now_ms()))
         if notice.kind == "oversized_line":
             self._stat(notice.path).bad_lines += 1

@@ -188,3 +188,20 @@ def test_unrecognised_json_file_is_ignored_once_and_binary_jsonl_lines_are_probl
         ("other.json", 1, "not a format this tool reads; file ignored")
     ]
     engine.close()
+
+
+def test_a_snapshot_names_an_unterminated_last_line_and_rotation_is_not_a_problem(tmp_path: Path) -> None:
+    agent = agent_dir(tmp_path)
+    log = agent / "logs" / "session.log"
+    engine = Engine([agent / "logs"])
+    engine.drain()
+    log.rename(agent / "logs" / "session.log.1")
+    first = log_line(T0 + 100_000, "delta", "prefix_matched", 1)
+    log.write_bytes(first + b'{"ts":"2026-08-22T09:05:00.000Z","lev')
+    engine.drain()
+    errors = [(Path(p.path).name, p.line, p.offset, p.error) for p in engine.state.problems]
+    assert errors == [("session.log", 2, len(first), "incomplete last line: 37 bytes without a newline (a write in progress or a torn write); not read")]
+    assert engine.rotations == 1 and engine.state.log.stats.events == 5
+    engine.drain()  # named once, not on every snapshot
+    assert len(engine.state.problems) == 1
+    engine.close()

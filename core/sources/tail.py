@@ -35,6 +35,7 @@ import os
 import stat
 import sys
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,11 @@ HEAD_BYTES = 256
 ids), small enough to re-read after every read."""
 
 _MAX_TOMBSTONES = 1024
+HOT_S = 300.0
+"""A stream modified this recently is re-stat'ed on every poll; older ("cold") ones only on polls that follow a
+watch event, and on a full survey at least every ``COLD_SURVEY_S`` (see ``Sources.poll``)."""
+
+COLD_SURVEY_S = 5.0
 """Streams remembered after all their files disappeared (see ``Sources._prune``)."""
 
 NOTICE_KINDS = frozenset(
@@ -94,6 +100,16 @@ class FileBatch:
     """Increments each time the stream starts a new file (rotation, replace, truncate, recreate)."""
     lines: list[Line] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class HeldPartial:
+    """An unterminated line the tailer still holds: where it starts and how long it is so far."""
+
+    path: str
+    lineno: int
+    offset: int
+    size: int
 
 
 @dataclass(slots=True)
@@ -212,6 +228,18 @@ class _Stream:
         return max(0, self.next_number - 1)
 
 
+def _shown(s: _Stream) -> tuple[object, ...]:
+    """What a ``FileStat`` of this stream is made of (a change means the next snapshot must be rebuilt)."""
+    return (tuple(s.seen.items()), tuple(s.errors.items()), tuple((g.path, g.gone, g.pos, g.lineno) for g in s.gens))
+
+
+def _idle(s: _Stream) -> bool:
+    """Nothing to do for the read phase: every generation current, read to its size, nothing held or owed.
+
+    ``_read_stream`` on such a stream only touches the LRU (an unchanged file is not "used", so it should not)."""
+    return all(g.current and not g.gone and g.pos >= g.size and not g.held for g in s.gens)
+
+
 class _Out:
     """Collects this poll's batches, one per (stream, generation), in the order they were first touched."""
 
@@ -236,6 +264,10 @@ class _Out:
 
     def has_lines(self) -> bool:
         return any(b.lines for b in self._batches.values())
+
+    def touched(self) -> bool:
+        """Anything read or noticed in this poll (else a file list snapshot would come out the same)."""
+        return bool(self._batches)
 
     def result(self) -> list[FileBatch]:
         """Streams in the order first touched; within a stream, generations in the order reading reached them.
@@ -302,6 +334,9 @@ class Sources:
         self._watcher: DirWatcher | None = None
         self._stats: list[FileStat] = []
         self._pending = 0
+        self._dirty = True  # something a FileStat shows may have changed since the last snapshot
+        self._fired = True  # a watch event (or no watcher) since the last full survey: survey everything
+        self._last_full = 0.0
 
     # ------------------------------------------------------------------ public API
 
@@ -313,6 +348,20 @@ class Sources:
     def pending_bytes(self) -> int:
         """Bytes on disk not read yet (size - offset, summed), as of the last ``poll``: backfill progress."""
         return self._pending
+
+    def held_partials(self) -> list[HeldPartial]:
+        """Per generation, the unterminated bytes after its last newline (a write in progress, or a torn one).
+
+        They are not lines yet and ``poll`` never returns them; a snapshot (the report) names them so a
+        partial write at the end of a file is shown, never silently absent.
+        """
+        with self._lock:
+            return [
+                HeldPartial(g.path, g.lineno + 1, g.line_start, len(g.partial))
+                for stream in self._streams.values()
+                for g in stream.gens
+                if g.partial
+            ]
 
     @property
     def capped(self) -> bool:
@@ -329,9 +378,23 @@ class Sources:
             if self._closed:
                 return []
             out = _Out()
-            self._rescan()
-            for logical in self._order:
-                self._survey(self._streams[logical], out)
+            now = time.monotonic()
+            if self._watcher is None or self._fired or now - self._last_full >= COLD_SURVEY_S:
+                # everything: a watch event said something changed, or no watcher, or the slow full heartbeat
+                self._fired = False
+                self._last_full = now
+                self._rescan()
+                for logical in self._order:
+                    self._survey(self._streams[logical], out)
+            else:
+                # A heartbeat with no event since the last full survey: a watch that works would have fired
+                # for any change, so re-stat only what is being written now (the heartbeat exists for backends
+                # that miss events) and leave the thousands of finished transcripts to the full survey.
+                hot = time.time_ns() - int(HOT_S * 1e9)
+                for logical in self._order:
+                    st = self._streams[logical]
+                    if st.mtime_ns >= hot or not st.gens or st.errors or st.pending_reason is not None:
+                        self._survey(st, out)
             budget = sys.maxsize if max_bytes is None else max(0, max_bytes)
             if self.newest_first:
                 self._read_newest_first(out, budget)
@@ -339,15 +402,20 @@ class Sources:
                 self._read_round_robin(out, budget)
             self._evict()
             self._prune()
-            self._snapshot()
+            if self._dirty or out.touched():
+                self._snapshot()
+                self._dirty = False
             return out.result()
 
     def _read_round_robin(self, out: _Out, budget: int) -> None:
         n = len(self._order)
         for i in range(n):
             idx = (self._rr + i) % n
+            s = self._streams[self._order[idx]]
+            if _idle(s):
+                continue
             before = budget
-            budget, exhausted = self._read_stream(self._streams[self._order[idx]], out, budget)
+            budget, exhausted = self._read_stream(s, out, budget)
             if exhausted:
                 # Next poll starts with the stream after the one that got bytes this time, so one huge
                 # backlog cannot starve live files; a stream that got nothing goes first next time.
@@ -359,8 +427,8 @@ class Sources:
 
         The sort is stable, so streams modified in the same nanosecond keep discovery order.
         """
-        for logical in sorted(self._order, key=lambda lg: -self._streams[lg].mtime_ns):
-            s = self._streams[logical]
+        busy = [s for lg in self._order if not _idle(s := self._streams[lg])]
+        for s in sorted(busy, key=lambda s: -s.mtime_ns):
             budget, exhausted = self._read_stream(s, out, budget)
             if exhausted:
                 # A poll that hands out no complete line looks idle to its caller (a line longer than the
@@ -399,7 +467,10 @@ class Sources:
         """
         w = self._watcher
         if w is not None:
-            return w.wait(timeout)
+            fired = w.wait(timeout)
+            if fired:
+                self._fired = True
+            return fired
         self._wake.wait(max(0.0, timeout))
         return False
 
@@ -438,6 +509,7 @@ class Sources:
             if logical not in self._streams:
                 self._streams[logical] = _Stream(logical)
                 self._order.append(logical)
+                self._dirty = True
 
     def _prune(self) -> None:
         """Forget the oldest streams whose files are all gone, beyond ``_MAX_TOMBSTONES``.
@@ -452,6 +524,7 @@ class Sources:
         if excess <= 0:
             return
         drop = set(gone[:excess])
+        self._dirty = True
         for lg in drop:
             del self._streams[lg]
         self._order = [lg for lg in self._order if lg not in drop]
@@ -464,6 +537,33 @@ class Sources:
 
         Reads nothing but the head fingerprint; the budget-limited reading happens in ``_read_stream``.
         """
+        if s.rot is None and len(s.gens) == 1 and not s.errors and s.pending_reason is None:
+            # The common case, thousands of times per poll: one file, one generation, nothing wrong. The same
+            # steps as below, without the bookkeeping that only rotation and replacement need.
+            g = s.gens[0]
+            try:
+                st = os.stat(s.logical)
+            except OSError:
+                st = None
+            if (
+                st is not None
+                and g.current
+                and not g.gone
+                and st.st_ino == g.ino
+                and st.st_dev == g.dev
+                and stat.S_ISREG(st.st_mode)
+            ):
+                s.seen[s.logical] = st.st_size
+                s.mtime_ns = st.st_mtime_ns
+                g.path = s.logical
+                self._check_same_inode(s, g, st, out)
+                return
+        before = _shown(s)
+        self._survey_all(s, out)
+        if _shown(s) != before:
+            self._dirty = True
+
+    def _survey_all(self, s: _Stream, out: _Out) -> None:
         sts: dict[str, os.stat_result] = {}
         blind = False
         for m in s.members:
@@ -566,6 +666,7 @@ class Sources:
         if sig == g.sig:
             return
         g.sig = sig
+        self._dirty = True
         if st.st_size < g.pos:
             self._restart(
                 s,
