@@ -19,7 +19,7 @@ from core.demo.writer import DemoWriter, infer_ops
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "core" / "demo" / "data"
-VECTORS = ROOT.parent / "shared" / "fixtures" / "senpi-digest-vectors.json"
+VECTORS = ROOT / "tests" / "data" / "senpi-digest-vectors.json"
 SPAN = re.compile(r"<ultrawork-mode>[\s\S]*?</ultrawork-mode>")
 
 
@@ -94,7 +94,6 @@ def _diagnostic(message: dict[str, Any]) -> dict[str, Any]:
 # -- digest and serializer against senpi's own vectors ----------------------------------------------------------
 
 
-@pytest.mark.skipif(not VECTORS.exists(), reason="shared/fixtures not beside the project")
 def test_digest_vectors_and_key_order() -> None:
     vectors = json.loads(VECTORS.read_text(encoding="utf-8"))
     for case in vectors["digests"]:
