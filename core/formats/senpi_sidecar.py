@@ -12,6 +12,9 @@ SIDECAR_SUFFIX = ".claude-sdk-oauth-binding.json"
 
 class SidecarAdapter:
     name = "senpi-sidecar"
+    # senpi writes the sidecar atomically (temp file + rename) after every clean turn and deletes it on
+    # invalidation: a replaced, deleted or recreated sidecar is its normal life, not a problem
+    routine_notices = frozenset({"replaced", "deleted", "recreated"})
 
     def sniff(self, path: str, obj: dict[str, Any]) -> bool:
         return path.endswith(SIDECAR_SUFFIX) or ("sentPrefixHash" in obj and "markerEntryId" in obj)
