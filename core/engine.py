@@ -120,7 +120,8 @@ class Engine:
         with self.lock:
             for held in self.sources.held_partials():
                 key = (held.path, held.offset, held.size)
-                if key in self._partials_reported:
+                # a JSON document (mux partial.json) needs no final newline: it was read whole, not torn
+                if held.path in self._documents or key in self._partials_reported:
                     continue
                 self._partials_reported.add(key)
                 self.state.add_problem(
