@@ -27,7 +27,10 @@ tailing, with a fixed clock for byte-identical screenshots.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import signal
 import sys
 import threading
 import time
@@ -169,7 +172,20 @@ class ContinuityApp(App[None]):
             sys.setswitchinterval(SWITCH_INTERVAL_S)
         if self.demo_writer is not None:
             self.demo_writer.start()
+        if self.live:
+            self._exit_on_signals()
         self._ingest()
+
+    def _exit_on_signals(self) -> None:
+        """SIGTERM (kill, a supervisor) and SIGHUP (the terminal closed) quit like `q` does: the terminal is
+        restored and the workers stop, instead of the process dying mid-frame with the screen in raw mode."""
+        loop = asyncio.get_running_loop()
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.exit)
 
     def on_unmount(self) -> None:
         if self._switch_interval is not None:
