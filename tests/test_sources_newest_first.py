@@ -79,6 +79,24 @@ def test_a_rotated_log_family_still_reads_the_old_generation_first(tmp_path: Pat
     assert _order(batches) == ["session.log.1", "session.log", "other.log"]
 
 
+def test_a_big_log_shares_each_poll_with_the_newest_transcripts(tmp_path: Path) -> None:
+    """session.log is always the newest file (every session appends to it) but mostly history: it gets half
+    of a poll, the newest transcripts the rest, so the session being written is read in the first poll."""
+    _write(tmp_path / "logs" / "session.log", 2000, "log", 3_000_000)
+    _write(tmp_path / "sessions" / "new.jsonl", 20, "new", 2_000_000)
+    _write(tmp_path / "sessions" / "old.jsonl", 20, "old", 1_000_000)
+    with Sources([tmp_path / "logs", tmp_path / "sessions"], newest_first=True) as src:
+        first = src.poll(4000)
+        assert {"session.log", "new.jsonl"} <= set(_order(first))
+        assert len([b for b in first if b.path.endswith("new.jsonl") for _ in b.lines]) == 20
+        logged = sum(len(b.lines) for b in first if b.path.endswith("session.log"))
+        assert 0 < logged < 2000
+        total = sum(len(b.lines) for b in first)
+        while batches := src.poll(4000):
+            total += sum(len(b.lines) for b in batches)
+    assert total == 2040
+
+
 def test_engine_results_do_not_depend_on_the_order(tmp_path: Path) -> None:
     """Small newest-first polls (the dashboard) end where one discovery-order drain (the report) does."""
     from core.demo.writer import demo_source
@@ -101,6 +119,7 @@ def test_engine_results_do_not_depend_on_the_order(tmp_path: Path) -> None:
         if not polled.lines and not polled.changed:
             break
     newest.finish_pending()
+    newest.report_partials()  # what a drain ends with (a snapshot names torn last lines)
     assert newest.sources.pending_bytes() == 0
     assert polls > 3
     assert summary(newest) == summary(reference)

@@ -425,17 +425,38 @@ class Sources:
     def _read_newest_first(self, out: _Out, budget: int) -> None:
         """Most recently modified stream first; a stream cut short by the budget is still the newest next time.
 
-        The sort is stable, so streams modified in the same nanosecond keep discovery order.
+        Rotating logs (``session.log``) are the exception: every session appends to them, so they are always
+        "newest", yet what is unread in them is mostly history. They get half of each poll's budget, and the
+        transcripts newest first the other half (either side leaves what it does not need to the other). The
+        sessions being written now are on screen after a poll or two, the log's rates fill in over the next
+        polls, and neither ever waits for the other's backlog. Sorts are stable: streams modified in the same
+        nanosecond keep discovery order.
         """
         busy = [s for lg in self._order if not _idle(s := self._streams[lg])]
-        for s in sorted(busy, key=lambda s: -s.mtime_ns):
+        logs = sorted((s for s in busy if s.family), key=lambda s: -s.mtime_ns)
+        files = sorted((s for s in busy if not s.family), key=lambda s: -s.mtime_ns)
+        if not logs or not files:
+            self._read_in_order(logs or files, out, budget)
+            return
+        half = budget // 2
+        left, _ = self._read_in_order(logs, out, half, finish_line=False)
+        left, _ = self._read_in_order(files, out, budget - half + left)
+        if left > 0:
+            self._read_in_order(logs, out, left)
+
+    def _read_in_order(
+        self, streams: list[_Stream], out: _Out, budget: int, *, finish_line: bool = True
+    ) -> tuple[int, bool]:
+        """Serve ``streams`` in order until the budget runs out; (budget left, whether it ran out)."""
+        for s in streams:
             budget, exhausted = self._read_stream(s, out, budget)
             if exhausted:
                 # A poll that hands out no complete line looks idle to its caller (a line longer than the
                 # budget, e.g. a huge tool result): finish the line in progress, a chunk at a time.
-                while not out.has_lines() and any(g.fd is not None and g.pos < g.size for g in s.gens):
+                while finish_line and not out.has_lines() and any(g.fd is not None and g.pos < g.size for g in s.gens):
                     self._read_stream(s, out, self.read_chunk)
-                break
+                return 0, True
+        return budget, False
 
     def start_watching(self) -> None:
         """Start watchfiles threads on the directory roots (recursive) and the parents of file roots (flat)."""
