@@ -1,13 +1,15 @@
 """The payload graph: one bar per turn, bytes (or prompt tokens) sent by each provider call.
 
 Flatten and fork re-send the history, so their bars tower over the deltas; each bar is coloured by its
-kind, so a run of red flatten spikes reads at a glance. The bars follow the turn table: they show the
-turns around the table's cursor, and the selected turn is marked with `▲` on the axis and a highlighted
-column. Bars use eighth blocks, so a 6-row pane has 48 levels.
+kind, so a run of red flatten spikes reads at a glance. The scale is logarithmic: payloads run from a
+20-byte tool result to a 2 MB flatten, and on a linear scale every delta would be one flat line. The bars
+follow the turn table: they show the turns around the table's cursor, and the selected turn is marked with
+`▲` on the axis and a highlighted column. Bars use eighth blocks, so a 6-row pane has 48 levels.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from textual.content import Content
@@ -41,7 +43,7 @@ class PayloadGraph(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data = GraphData()
-        self.border_title = "Payload per turn"
+        self.border_title = "Payload per turn (log scale)"
         self.border_subtitle = legend()
 
     @property
@@ -52,7 +54,8 @@ class PayloadGraph(Static):
     def show(self, data: GraphData) -> None:
         if data != self.data:
             self.data = data
-            self.border_title = "Payload bytes per turn" if data.metric == "bytes" else "Prompt tokens per turn"
+            what = "Payload bytes per turn" if data.metric == "bytes" else "Prompt tokens per turn"
+            self.border_title = f"{what} (log scale)"
             self.refresh()
 
     def render(self) -> Content:
@@ -77,11 +80,19 @@ class PayloadGraph(Static):
         # few turns: widen each bar (with a one-cell gap) so the graph still fills the pane
         bar = max(1, min(4, room // max(1, columns)))
         fill_w, gap = (bar - 1, 1) if bar >= 3 else (bar, 0)
-        levels = [None if v is None else max(1, round(v / top * rows * 8)) if v else 0 for v in values]
+        levels = [None if v is None else log_level(v, top, rows * 8) for v in values]
+        middle = rows // 2
         lines: list[Content] = []
         for r in range(rows):
             floor = (rows - 1 - r) * 8
-            label = short_bytes(top) if r == 0 else ("" if r < rows - 1 else "0")
+            if r == 0:
+                label = short_bytes(top)
+            elif r == rows - 1:
+                label = "1"
+            elif r == middle and rows >= 4:
+                label = short_bytes(round(10 ** (math.log10(max(top, 10)) * (rows - middle) / rows)))
+            else:
+                label = ""
             parts: list[tuple[str, str] | str] = [(f"{label:>{AXIS_WIDTH - 1}}│", MUTED)]
             for i, level in enumerate(levels):
                 style = kind_style(kinds[i])
@@ -100,6 +111,14 @@ class PayloadGraph(Static):
             marker[selected] = ("▲" * fill_w).ljust(bar)
         lines.append(Content.assemble((" " * (AXIS_WIDTH - 1) + "└", MUTED), ("".join(marker), "$accent bold")))
         return Content("\n").join(lines)
+
+
+def log_level(value: int, top: int, levels: int) -> int:
+    """Bar height in eighth-cells on a log scale from 1 to `top`: 0 stays empty, anything sent shows."""
+    if value <= 0:
+        return 0
+    span = math.log10(max(top, 10))
+    return max(1, min(levels, round(math.log10(max(value, 1)) / span * levels)))
 
 
 def legend() -> Content:
