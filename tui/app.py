@@ -216,6 +216,7 @@ class ContinuityApp(App[None]):
         last_post = 0.0
         last_freeze = 0.0
         posted_version: int | None = None
+        posted: Snapshot | None = None
         while not worker.is_cancelled:
             result = engine.poll(self.max_bytes)
             backlog = result.lines > 0 or result.changed
@@ -236,8 +237,10 @@ class ContinuityApp(App[None]):
             if due and (changed or now - last_post >= 1.0) and (self._consumed.is_set() or now - last_post > 2.0):
                 with engine.lock:
                     snapshot = builder.build()
-                self._consumed.clear()
-                self.post_message(SnapshotReady(snapshot))
+                if snapshot is not posted:  # the same object: nothing moved, not even the clock
+                    posted = snapshot
+                    self._consumed.clear()
+                    self.post_message(SnapshotReady(snapshot))
                 last_post, posted_version = now, snapshot.version
                 changed = False
                 if backlog:

@@ -54,7 +54,10 @@ HOT_S = 300.0
 """A stream modified this recently is re-stat'ed on every poll; older ("cold") ones only on polls that follow a
 watch event, and on a full survey at least every ``COLD_SURVEY_S`` (see ``Sources.poll``)."""
 
-COLD_SURVEY_S = 5.0
+COLD_SURVEY_S = 30.0
+"""Belt and braces for a watcher that misses an event (the heartbeat alone re-stats only hot files). Like the
+scanner's full re-listing (``discover._FULL_RESCAN_S``): one pass over thousands of files after an idle
+stretch costs tens of ms (cold caches), so not every few seconds."""
 """Streams remembered after all their files disappeared (see ``Sources._prune``)."""
 
 NOTICE_KINDS = frozenset(
@@ -292,7 +295,8 @@ class Sources:
     """The facade: discover files under ``roots``, tail them all, report complete lines and notices.
 
     One thread calls ``poll``/``wait`` (a worker); ``files``/``pending_bytes`` may be read from any thread
-    (they return a snapshot taken at the end of the last poll); ``close`` may be called from any thread.
+    (they describe the state at the end of the last poll; another thread's read waits for a poll in progress);
+    ``close`` may be called from any thread.
     """
 
     def __init__(
@@ -326,6 +330,7 @@ class Sources:
         self._scanner = Scanner([Path(r) for r in self._dir_roots])
         self._streams: dict[str, _Stream] = {}
         self._order: list[str] = []  # logical paths in discovery order
+        self._rank: dict[str, int] = {}  # logical path -> its position in ``_order``
         self._rr = 0  # round-robin start, so a budget-limited poll does not starve the later streams
         self._lru: OrderedDict[int, _Gen] = OrderedDict()  # non-family generations holding a descriptor
         self._lock = threading.Lock()
@@ -335,19 +340,35 @@ class Sources:
         self._stats: list[FileStat] = []
         self._pending = 0
         self._dirty = True  # something a FileStat shows may have changed since the last snapshot
+        self._stale = False  # ``_stats``/``_pending`` are behind the last poll (recounted on first read)
+        self.generation = 0
+        """Bumps whenever ``files`` / ``pending_bytes`` may have changed: a reader can skip its own recount."""
         self._fired = True  # a watch event (or no watcher) since the last full survey: survey everything
         self._last_full = 0.0
+        self._hot: list[str] = []  # streams a heartbeat re-stats (chosen at each full survey)
+        self._busy: set[str] = set()  # streams that may have something to read (see ``_idle``)
 
     # ------------------------------------------------------------------ public API
 
     @property
     def files(self) -> list[FileStat]:
-        """One entry per known file, as of the last ``poll``."""
-        return list(self._stats)
+        """One entry per known file, as of the last ``poll`` (counted on demand: a poll does not pay for it)."""
+        with self._lock:
+            self._fresh()
+            return list(self._stats)
 
     def pending_bytes(self) -> int:
         """Bytes on disk not read yet (size - offset, summed), as of the last ``poll``: backfill progress."""
-        return self._pending
+        with self._lock:
+            self._fresh()
+            return self._pending
+
+    def _fresh(self) -> None:
+        """Recount the file list when a poll changed something since the last count. Lazily: a backfill polls
+        hundreds of times a second, and a recount walks every stream (thousands of files)."""
+        if self._stale:
+            self._snapshot()
+            self._stale = False
 
     def held_partials(self) -> list[HeldPartial]:
         """Per generation, the unterminated bytes after its last newline (a write in progress, or a torn one).
@@ -379,21 +400,28 @@ class Sources:
                 return []
             out = _Out()
             now = time.monotonic()
-            if self._watcher is None or self._fired or now - self._last_full >= COLD_SURVEY_S:
+            watcher = self._watcher
+            blind = watcher is None or watcher.last_error is not None or not watcher.threads
+            full = blind or self._fired or now - self._last_full >= COLD_SURVEY_S
+            if full:
                 # everything: a watch event said something changed, or no watcher, or the slow full heartbeat
                 self._fired = False
                 self._last_full = now
                 self._rescan()
+                hot = time.time_ns() - int(HOT_S * 1e9)
+                self._hot = []
                 for logical in self._order:
-                    self._survey(self._streams[logical], out)
+                    st = self._streams[logical]
+                    self._survey(st, out)
+                    if st.mtime_ns >= hot or not st.gens or st.errors or st.pending_reason is not None:
+                        self._hot.append(logical)
             else:
                 # A heartbeat with no event since the last full survey: a watch that works would have fired
                 # for any change, so re-stat only what is being written now (the heartbeat exists for backends
-                # that miss events) and leave the thousands of finished transcripts to the full survey.
-                hot = time.time_ns() - int(HOT_S * 1e9)
-                for logical in self._order:
-                    st = self._streams[logical]
-                    if st.mtime_ns >= hot or not st.gens or st.errors or st.pending_reason is not None:
+                # that miss events) and leave the thousands of finished transcripts to the full survey. Nothing
+                # here walks every stream: after an idle second that walk alone costs tens of ms (cold caches).
+                for logical in self._hot:
+                    if (st := self._streams.get(logical)) is not None:
                         self._survey(st, out)
             budget = sys.maxsize if max_bytes is None else max(0, max_bytes)
             if self.newest_first:
@@ -401,10 +429,12 @@ class Sources:
             else:
                 self._read_round_robin(out, budget)
             self._evict()
-            self._prune()
+            if full:
+                self._prune()
             if self._dirty or out.touched():
-                self._snapshot()
+                self._stale = True
                 self._dirty = False
+                self.generation += 1
             return out.result()
 
     def _read_round_robin(self, out: _Out, budget: int) -> None:
@@ -432,9 +462,11 @@ class Sources:
         polls, and neither ever waits for the other's backlog. Sorts are stable: streams modified in the same
         nanosecond keep discovery order.
         """
-        busy = [s for lg in self._order if not _idle(s := self._streams[lg])]
-        logs = sorted((s for s in busy if s.family), key=lambda s: -s.mtime_ns)
-        files = sorted((s for s in busy if not s.family), key=lambda s: -s.mtime_ns)
+        busy = [s for lg in self._busy if (s := self._streams.get(lg)) is not None and not _idle(s)]
+        self._busy = {s.logical for s in busy}
+        rank = self._rank
+        logs = sorted((s for s in busy if s.family), key=lambda s: (-s.mtime_ns, rank[s.logical]))
+        files = sorted((s for s in busy if not s.family), key=lambda s: (-s.mtime_ns, rank[s.logical]))
         if not logs or not files:
             self._read_in_order(logs or files, out, budget)
             return
@@ -529,6 +561,7 @@ class Sources:
             logical = logical_of(p)
             if logical not in self._streams:
                 self._streams[logical] = _Stream(logical)
+                self._rank[logical] = len(self._order)
                 self._order.append(logical)
                 self._dirty = True
 
@@ -549,6 +582,9 @@ class Sources:
         for lg in drop:
             del self._streams[lg]
         self._order = [lg for lg in self._order if lg not in drop]
+        self._rank = {lg: i for i, lg in enumerate(self._order)}
+        self._busy -= drop
+        self._hot = [lg for lg in self._hot if lg not in drop]
         self._rr = 0
 
     # ------------------------------------------------------------------ phase 1: stat, match, notice
@@ -558,6 +594,11 @@ class Sources:
 
         Reads nothing but the head fingerprint; the budget-limited reading happens in ``_read_stream``.
         """
+        self._survey_one(s, out)
+        if not _idle(s):
+            self._busy.add(s.logical)
+
+    def _survey_one(self, s: _Stream, out: _Out) -> None:
         if s.rot is None and len(s.gens) == 1 and not s.errors and s.pending_reason is None:
             # The common case, thousands of times per poll: one file, one generation, nothing wrong. The same
             # steps as below, without the bookkeeping that only rotation and replacement need.
