@@ -346,14 +346,8 @@ def render(results: list[CorpusResult], info: dict[str, Any]) -> str:
         return "met" if all(ok(v) for v in picked if v is not None) else "MISSED"
 
     get = lambda section, key: [getattr(r, section).get(key) for r in results]  # noqa: E731
-    row(
-        "corpus",
-        [
-            f"{human_size(r.corpus['bytes'])} · {r.corpus['sessions']} sessions · "
-            f"{r.corpus['turns']:,} turns · {r.corpus['files']} files"
-            for r in results
-        ],
-    )
+    row("corpus: sessions / turns", [f"{r.corpus['sessions']:,} / {r.corpus['turns']:,}" for r in results])
+    row("corpus: files, bytes", [f"{r.corpus['files']:,} · {human_size(r.corpus['bytes'])}" for r in results])
     row(
         "report --format json, whole corpus: wall (CPU)",
         [f"{r.report['wall']:.1f} s ({r.report['cpu']:.1f} s)" for r in results],
@@ -369,11 +363,8 @@ def render(results: list[CorpusResult], info: dict[str, Any]) -> str:
         judge(tr, lambda v: v >= 150),
     )
     row(
-        "session.log (both generations)",
-        [
-            f"{human_size(r.log['bytes'])} · {r.log['lines']:,} lines · {r.log['continuity_lines']:,} continuity"
-            for r in results
-        ],
+        "session.log (both generations): size, lines",
+        [f"{human_size(r.log['bytes'])} · {r.log['lines']:,}" for r in results],
     )
     for name, label in (
         ("ours", "continuity-tui report"),
