@@ -100,6 +100,65 @@ def test_the_file_list_follows_changes_and_stays_put_when_idle(tmp_path: Path) -
         src.poll()
         assert [(s.bytes_read, s.lines_read, s.size) for s in src.files] == [(22, 2, 22)]
         assert src.pending_bytes() == 0
+        assert src.file_count() == 1
         f.unlink()
         src.poll()
         assert [s.exists for s in src.files] == [False]
+        assert src.file_count() == 0
+
+
+def _wait_event(src: Sources) -> None:
+    deadline = time.monotonic() + 10
+    while not src.wait(0.5) and time.monotonic() < deadline:
+        pass
+
+
+def test_an_event_on_a_known_file_surveys_that_file_not_everything(tmp_path: Path) -> None:
+    cold = _old(tmp_path / "s" / "old.jsonl", b'{"n":0}\n')
+    other = _old(tmp_path / "t" / "other.jsonl", b'{"n":0}\n')
+    with Sources([tmp_path]) as src:
+        src.start_watching()
+        assert len(_lines(src.poll())) == 2
+        time.sleep(0.3)
+        src.wait(0.0)
+        src.poll()  # whatever the first writes fired
+        full_at = src._last_full
+        with cold.open("ab") as fh:
+            fh.write(b'{"n":1}\n')
+        with other.open("ab") as fh:
+            fh.write(b'{"n":9}\n')
+        os.utime(other, (1_000_000, 1_000_000))
+        _wait_event(src)
+        got = _lines(src.poll())
+        assert b'{"n":1}' in got  # the file the event named
+        assert src._last_full == full_at  # without a full survey
+        # (other.jsonl was named too: hints are per path, so it is read as well; nothing is lost either way)
+
+
+def test_an_event_on_a_new_file_rescans(tmp_path: Path) -> None:
+    _old(tmp_path / "s" / "old.jsonl", b'{"n":0}\n')
+    with Sources([tmp_path]) as src:
+        src.start_watching()
+        src.poll()
+        time.sleep(0.3)
+        src.wait(0.0)
+        src.poll()
+        src._last_full = time.monotonic()
+        new = tmp_path / "s" / "new.jsonl"
+        new.write_bytes(b'{"n":5}\n')
+        _wait_event(src)
+        assert _lines(src.poll()) == [b'{"n":5}']
+
+
+def test_hints_overflow_into_unknown() -> None:
+    from core.sources.watch import MAX_HINTS, DirWatcher
+
+    watcher = DirWatcher([], [], lambda _p: True)
+    watcher._hint({"/a", "/b"})
+    assert watcher.take_hints() == {"/a", "/b"}
+    assert watcher.take_hints() == set()
+    watcher._hint({f"/{i}" for i in range(MAX_HINTS + 1)})
+    assert watcher.take_hints() is None
+    watcher._hint(None)
+    watcher._hint({"/a"})
+    assert watcher.take_hints() is None  # unknown stays unknown until taken

@@ -560,6 +560,9 @@ class SnapshotBuilder:
 
     def _files(self) -> int:
         sources = getattr(self.engine, "sources", None)
+        count = getattr(sources, "file_count", None)
+        if callable(count):
+            return int(count())  # without building the whole file list
         files = getattr(sources, "files", None)
         if isinstance(files, list):
             return sum(1 for f in files if getattr(f, "exists", True))

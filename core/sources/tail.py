@@ -340,35 +340,43 @@ class Sources:
         self._stats: list[FileStat] = []
         self._pending = 0
         self._dirty = True  # something a FileStat shows may have changed since the last snapshot
-        self._stale = False  # ``_stats``/``_pending`` are behind the last poll (recounted on first read)
+        self._stale: set[str] = set()  # which of ``files``/``file_count``/``pending_bytes`` are behind the polls
+        self._count = 0
         self.generation = 0
         """Bumps whenever ``files`` / ``pending_bytes`` may have changed: a reader can skip its own recount."""
         self._fired = True  # a watch event (or no watcher) since the last full survey: survey everything
-        self._last_full = 0.0
-        self._hot: list[str] = []  # streams a heartbeat re-stats (chosen at each full survey)
+        self._last_full = float("-inf")
+        self._hot: dict[str, None] = {}  # streams a heartbeat re-stats (an ordered set, chosen at full surveys)
         self._busy: set[str] = set()  # streams that may have something to read (see ``_idle``)
 
     # ------------------------------------------------------------------ public API
 
     @property
     def files(self) -> list[FileStat]:
-        """One entry per known file, as of the last ``poll`` (counted on demand: a poll does not pay for it)."""
+        """One entry per known file, as of the last ``poll``.
+
+        Counted on demand, and only when a poll changed something since: a backfill polls hundreds of times a
+        second, and the list walks every stream (thousands of files)."""
         with self._lock:
-            self._fresh()
+            if "files" in self._stale:
+                self._snapshot()
             return list(self._stats)
+
+    def file_count(self) -> int:
+        """How many known files exist now: ``sum(f.exists for f in files)``, without building the list."""
+        with self._lock:
+            if "count" in self._stale:
+                self._count = sum(len(s.seen) for s in self._streams.values())
+                self._stale.discard("count")
+            return self._count
 
     def pending_bytes(self) -> int:
         """Bytes on disk not read yet (size - offset, summed), as of the last ``poll``: backfill progress."""
         with self._lock:
-            self._fresh()
+            if "pending" in self._stale:
+                self._pending = sum(max(0, g.size - g.pos) for s in self._streams.values() for g in s.gens)
+                self._stale.discard("pending")
             return self._pending
-
-    def _fresh(self) -> None:
-        """Recount the file list when a poll changed something since the last count. Lazily: a backfill polls
-        hundreds of times a second, and a recount walks every stream (thousands of files)."""
-        if self._stale:
-            self._snapshot()
-            self._stale = False
 
     def held_partials(self) -> list[HeldPartial]:
         """Per generation, the unterminated bytes after its last newline (a write in progress, or a torn one).
@@ -402,24 +410,39 @@ class Sources:
             now = time.monotonic()
             watcher = self._watcher
             blind = watcher is None or watcher.last_error is not None or not watcher.threads
-            full = blind or self._fired or now - self._last_full >= COLD_SURVEY_S
+            hints = watcher.take_hints() if watcher is not None else None
+            hinted: list[str] = []
+            if hints:
+                hinted = list(dict.fromkeys(logical_of(p) for p in hints))
+            full = (
+                blind
+                or now - self._last_full >= COLD_SURVEY_S
+                or (self._fired and hints is None)  # an event whose paths are unknown
+                or any(lg not in self._streams for lg in hinted)  # a new file, a directory: rescan
+            )
             if full:
-                # everything: a watch event said something changed, or no watcher, or the slow full heartbeat
+                # everything: no (working) watcher, a change whose paths are unknown or new, or the slow full
+                # heartbeat that catches what a watcher missed
                 self._fired = False
                 self._last_full = now
                 self._rescan()
                 hot = time.time_ns() - int(HOT_S * 1e9)
-                self._hot = []
+                self._hot = {}
                 for logical in self._order:
                     st = self._streams[logical]
                     self._survey(st, out)
                     if st.mtime_ns >= hot or not st.gens or st.errors or st.pending_reason is not None:
-                        self._hot.append(logical)
+                        self._hot[logical] = None
             else:
-                # A heartbeat with no event since the last full survey: a watch that works would have fired
-                # for any change, so re-stat only what is being written now (the heartbeat exists for backends
-                # that miss events) and leave the thousands of finished transcripts to the full survey. Nothing
+                # A watch that works fires for any change, so re-stat only the paths it named and what is being
+                # written now (the heartbeat exists for backends that miss events); the thousands of finished
+                # transcripts wait for the full survey. Nothing
                 # here walks every stream: after an idle second that walk alone costs tens of ms (cold caches).
+                # A watch event names the paths that changed: those first (cold or not), then the hot ones.
+                self._fired = False
+                for logical in hinted:
+                    self._survey(self._streams[logical], out)
+                    self._hot.setdefault(logical)
                 for logical in self._hot:
                     if (st := self._streams.get(logical)) is not None:
                         self._survey(st, out)
@@ -432,7 +455,7 @@ class Sources:
             if full:
                 self._prune()
             if self._dirty or out.touched():
-                self._stale = True
+                self._stale = {"files", "count", "pending"}
                 self._dirty = False
                 self.generation += 1
             return out.result()
@@ -584,7 +607,7 @@ class Sources:
         self._order = [lg for lg in self._order if lg not in drop]
         self._rank = {lg: i for i, lg in enumerate(self._order)}
         self._busy -= drop
-        self._hot = [lg for lg in self._hot if lg not in drop]
+        self._hot = {lg: None for lg in self._hot if lg not in drop}
         self._rr = 0
 
     # ------------------------------------------------------------------ phase 1: stat, match, notice
@@ -974,3 +997,4 @@ class Sources:
                 )
         self._stats = stats
         self._pending = pending
+        self._stale -= {"files", "pending"}

@@ -1,12 +1,14 @@
-"""Wake the tailer when something changes on disk; never tell it *what* changed.
+"""Wake the tailer when something changes on disk; what changed is a hint, never something to rely on.
 
 Design (reference textual-practice §6):
 
 * Watch **directories**, never files: an inotify watch on a file goes deaf after an atomic replace
   (write-temp + rename), which is exactly how sidecars and some transcripts are written.
-* Ignore event kinds and paths beyond a cheap relevance filter: ``Sources.poll`` re-stats everything, so an
-  event only means "poll now". Rotation arrives as an unordered ``{added, deleted}`` set; inferring order
-  from it would be wrong.
+* Ignore event kinds and paths beyond a cheap relevance filter: an event means "poll now", and the reading
+  never depends on which event fired (rotation arrives as an unordered ``{added, deleted}`` set; inferring
+  order from it would be wrong). The changed paths are kept as *hints* (``take_hints``): a poll re-stats
+  those first instead of thousands of finished files, and still re-stats everything when the hints are
+  unknown, name a path it does not know, or every ``COLD_SURVEY_S``.
 * The caller's ``wait(timeout)`` is the heartbeat: polling-mode backends (WSL, network filesystems) miss
   events, and the timeout makes sure a poll still happens.
 * A watch on a directory that is deleted and recreated silently stops reporting, so each thread re-arms
@@ -24,9 +26,12 @@ from collections.abc import Callable, Generator
 
 from watchfiles import Change, watch
 
-__all__ = ["DirWatcher"]
+__all__ = ["MAX_HINTS", "DirWatcher"]
 
 log = logging.getLogger(__name__)
+
+MAX_HINTS = 4096
+"""Changed paths remembered between two polls; beyond that the poll re-stats everything anyway."""
 
 _Ident = tuple[int, int] | None
 
@@ -68,6 +73,9 @@ class DirWatcher:
         self._fired = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._hints: set[str] = set()
+        self._everything = False  # a change whose paths are unknown (re-arm, failure, too many): hints say nothing
+        self._hints_lock = threading.Lock()
         self.last_error: str | None = None
         """The last exception a watch thread survived (shown in diagnostics; the heartbeat keeps tailing)."""
 
@@ -101,6 +109,26 @@ class DirWatcher:
         fired = self._fired.wait(max(0.0, timeout))
         self._fired.clear()
         return fired and not self._stop.is_set()
+
+    def take_hints(self) -> set[str] | None:
+        """The paths seen changing since the last call, or None when that is not known (a directory moved, the
+        watch failed, more than ``MAX_HINTS`` paths).
+
+        A hint is only that: the caller may look at these paths first, but must not rely on them to see every
+        change (its own full re-stat remains the guarantee). It spares a poll woken by one appended line from
+        re-stat'ing thousands of finished files.
+        """
+        with self._hints_lock:
+            hints, everything = self._hints, self._everything
+            self._hints, self._everything = set(), False
+        return None if everything else hints
+
+    def _hint(self, paths: set[str] | None) -> None:
+        with self._hints_lock:
+            if paths is None or self._everything or len(self._hints) + len(paths) > MAX_HINTS:
+                self._hints, self._everything = set(), True
+            else:
+                self._hints |= paths
 
     def close(self, join_timeout: float = 5.0) -> None:
         """Stop every thread and wake any waiter. Idempotent."""
@@ -136,17 +164,20 @@ class DirWatcher:
                 )
                 for changes in changes_iter:
                     if changes:
+                        self._hint({path for _change, path in changes})
                         self._fired.set()
                     if self._stop.is_set():
                         break
                     if any(_ident(d) != i for d, i in idents.items()) or any(
                         os.path.isdir(d) for d in dirs if d not in idents
                     ):
+                        self._hint(None)
                         self._fired.set()  # something moved; poll, then re-arm on the new directories
                         break
             except Exception as exc:  # a watch failure must never stop tailing
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.debug("watch on %s failed: %s", present, self.last_error)
+                self._hint(None)
                 self._fired.set()
                 self._stop.wait(self._retry_s)
             finally:
