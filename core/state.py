@@ -325,15 +325,16 @@ class _ByTime(Generic[_T]):
     def add(self, ms: int, value: _T) -> None:
         item = (ms, next(self._seq), value)
         items = self._items
-        if not items or items[-1][:2] <= item[:2]:
-            items.append(item)  # the usual case: things arrive in time order
+        if not items or items[-1][0] <= ms:
+            items.append(item)  # the usual case: things arrive in time order (and arrival only grows)
         else:
-            items.insert(bisect.bisect_right(items, item[:2], key=lambda it: it[:2]), item)
+            # (ms, seq) sorts just before (ms, seq, value); seq is unique, so values are never compared
+            items.insert(bisect.bisect_right(items, item[:2]), item)
 
     def near(self, ms: int) -> list[tuple[int, int, int, _T]]:
         """(position, time, arrival, item) of every item within ATTRIBUTION_WINDOW_MS of `ms`."""
         items = self._items
-        lo = bisect.bisect_left(items, ms - ATTRIBUTION_WINDOW_MS, key=lambda it: it[0])
+        lo = bisect.bisect_left(items, (ms - ATTRIBUTION_WINDOW_MS,))
         out = []
         for pos in range(lo, len(items)):
             t, seq, value = items[pos]

@@ -39,8 +39,9 @@ def _envelope(path: str, lineno: int, offset: int, data: bytes) -> tuple[dict[st
     obj = load_object(path, lineno, offset, data)
     if isinstance(obj, Problem):
         return obj
-    missing = [key for key in _ENVELOPE if not isinstance(obj.get(key), str)]
-    if missing:
+    get = obj.get
+    if not (isinstance(get("ts"), str) and isinstance(get("level"), str) and isinstance(get("event"), str)):
+        missing = [key for key in _ENVELOPE if not isinstance(get(key), str)]
         return Problem(path, lineno, offset, f"log line without string {', '.join(missing)}")
     return obj, Where(path, lineno, offset, len(data))
 
