@@ -61,7 +61,7 @@ def unknown_session(args: argparse.Namespace, report: dict) -> bool:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from core.report import ReportOptions, build_report, render
+    from core.report import ReportOptions, build_report, render_bytes
 
     loaded = _load(args)
     if isinstance(loaded, int):
@@ -78,20 +78,28 @@ def run_report(args: argparse.Namespace) -> int:
         return fail(f"--format: expected json, md or html, got {args.format!r}")
     report = build_report(loaded, options)
     loaded.close()
+    del loaded  # the analysis state is no longer needed: free it before rendering (the peak of a big report)
     if unknown_session(args, report):
         return fail(f"--session {args.session}: no session matches")
     if args.output is None:
         if len(formats) > 1:
             return fail("several formats need -o DIR")
-        sys.stdout.write(render(report, formats[0]))
+        data = render_bytes(report, formats[0])
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stdout (a redirect in tests)
+            sys.stdout.write(data.decode("utf-8"))
+            return EXIT_OK
+        sys.stdout.flush()
+        buffer.write(data)
+        buffer.flush()
         return EXIT_OK
     out: Path = args.output
     if len(formats) > 1 or out.is_dir():
         out.mkdir(parents=True, exist_ok=True)
         for fmt in formats:
-            (out / f"continuity-report.{fmt}").write_text(render(report, fmt), encoding="utf-8")
+            (out / f"continuity-report.{fmt}").write_bytes(render_bytes(report, fmt))
         return EXIT_OK
-    out.write_text(render(report, formats[0]), encoding="utf-8")
+    out.write_bytes(render_bytes(report, formats[0]))
     return EXIT_OK
 
 

@@ -22,7 +22,7 @@ from core.report.options import ReportOptions
 FORMATS: tuple[str, ...] = ("json", "md", "html")
 FILE_STEM = "continuity-report"
 
-__all__ = ["FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render"]
+__all__ = ["FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render", "render_bytes"]
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
@@ -38,6 +38,14 @@ def render(report: dict[str, Any], fmt: str) -> str:
 
         return render_html(report)
     raise ValueError(f"unknown report format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+def render_bytes(report: dict[str, Any], fmt: str) -> bytes:
+    """`render` as UTF-8 bytes, for a file or stdout. JSON goes straight from orjson: on a 1 GB history the
+    report is ~100 MB, and decoding it to text and encoding it back held three more copies at the peak."""
+    if fmt == "json":
+        return orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n"
+    return render(report, fmt).encode("utf-8")
 
 
 def export(
