@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from core.analysis.stats import Peak, Streak
+from core.analysis.stats import RATE_WINDOW_MS, Peak, Streak
 from core.model import RESEND_KINDS, ContinuityLine, Problem, Turn
 
 if TYPE_CHECKING:
@@ -442,6 +442,10 @@ class SnapshotBuilder:
             # Nothing was read or analysed since the last snapshot; only the clock moved (per-minute rates,
             # lines/s). The once-a-second idle repaint must not walk every session again: cheap while caches
             # are warm, it measured 20-60 ms of CPU after each idle second on a 100 MB history (bench/).
+            stats = state.log.stats
+            settled = last.status.lines_per_s in (0.0, None) and not self._dedupe_waiting
+            if settled and (stats.last_ms is None or wall_ms - stats.last_ms > RATE_WINDOW_MS):
+                return last  # a history with no line in the rate window: its rates cannot move with the clock
             rates = self._rates(state, wall_ms)
             lines_per_s = self._lines_per_s(now, engine.total_lines)
             pending = last.status.pending_bytes

@@ -50,15 +50,17 @@ HEAD_BYTES = 256
 ids), small enough to re-read after every read."""
 
 _MAX_TOMBSTONES = 1024
-HOT_S = 300.0
-"""A stream modified this recently is re-stat'ed on every poll; older ("cold") ones only on polls that follow a
-watch event, and on a full survey at least every ``COLD_SURVEY_S`` (see ``Sources.poll``)."""
-
-COLD_SURVEY_S = 30.0
-"""Belt and braces for a watcher that misses an event (the heartbeat alone re-stats only hot files). Like the
-scanner's full re-listing (``discover._FULL_RESCAN_S``): one pass over thousands of files after an idle
-stretch costs tens of ms (cold caches), so not every few seconds."""
 """Streams remembered after all their files disappeared (see ``Sources._prune``)."""
+
+HOT_S = 300.0
+"""A stream modified this recently is re-stat'ed on every poll; older ("cold") ones only when a watch event
+names them, or on a full survey (see ``Sources.poll``)."""
+
+COLD_SURVEY_S = 120.0
+"""Belt and braces for a watcher that misses an event: everything is re-stat'ed at least this often (and on
+every poll while the watcher is failing). One pass over thousands of files after an idle stretch costs ~0.1 s
+per thousand files on the benchmark machine (cold caches), so it cannot run every few seconds within an idle
+budget of 2 % CPU: at 120 s it is ~1 % for 3,500 files."""
 
 NOTICE_KINDS = frozenset(
     {"truncated", "replaced", "deleted", "rotated", "recreated", "unreadable", "oversized_line", "not_a_file"}
@@ -172,7 +174,9 @@ class _Gen:
         self.current = current  # lives at the logical path (as opposed to X.log.1, or nowhere)
         self.gone = False  # no longer at any path: drain the descriptor, then drop
         self.fd: int | None = None
-        self.sig: tuple[int, int, int] | None = None
+        # what the survey that found it saw: the next survey of an unchanged file then stops at the sig check
+        # (None would make the first full survey after a backfill "see" thousands of changes at once)
+        self.sig: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         self.size = st.st_size  # readable size seen by the last survey: reads stop there
         self.flushed_at = -1  # pos at which the partial was last flushed (flush at most once per EOF)
         # Notices wait here until the stream's reading reaches this generation (``held``: why it starts) or
