@@ -59,13 +59,16 @@ class DirWatcher:
         flat: list[str],
         accept: Callable[[str], bool],
         *,
-        debounce_ms: int = 200,
+        debounce_ms: int = 50,
         step_ms: int = 50,
         rust_timeout_ms: int = 1_000,
         retry_s: float = 1.0,
     ) -> None:
         self._groups = [(sorted(set(recursive)), True), (sorted(set(flat) - set(recursive)), False)]
         self._accept = accept
+        # watchfiles yields a batch once no change came for `step` ms, or after `debounce` ms of steady changes:
+        # a session appending a line every 50 ms would otherwise wait the whole debounce every time. 50 ms keeps
+        # write-to-screen p95 under 250 ms (bench/); a poll after an event costs only the hinted files.
         self._debounce_ms = debounce_ms
         self._step_ms = step_ms
         self._rust_timeout_ms = rust_timeout_ms
