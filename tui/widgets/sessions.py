@@ -28,6 +28,7 @@ class SessionList(RowList):
         super().__init__(empty_text="no sessions yet", id=id)
         self.sessions: list[SessionSummary] = []
         self.active_key: str | None = None  # the session the table is limited to (None = all)
+        self._totals: tuple[int, int, int] | None = None  # the "all sessions" row, counted once per change
 
     @property
     def row_count(self) -> int:
@@ -44,6 +45,7 @@ class SessionList(RowList):
         if len(ordered) == len(self.sessions) and all(a is b for a, b in zip(ordered, self.sessions, strict=True)):
             return  # the builder reuses a summary object until its session changes
         self.sessions = ordered
+        self._totals = None
         self.rows_changed()
         if current_key is not None:
             for i, summary in enumerate(self.sessions, start=1):
@@ -58,9 +60,13 @@ class SessionList(RowList):
     def render_row(self, index: int, width: int) -> Content:
         summary = self.session_at(index)
         if summary is None:
-            turns = sum(s.turns for s in self.sessions)
-            resends = sum(sum(s.by_kind[k] for k in ("fork", "flatten")) for s in self.sessions)
-            decided = sum(sum(s.by_kind.values()) for s in self.sessions)
+            if self._totals is None:  # thousands of sessions: not on every repaint of this row
+                self._totals = (
+                    sum(s.turns for s in self.sessions),
+                    sum(sum(s.by_kind[k] for k in ("fork", "flatten")) for s in self.sessions),
+                    sum(sum(s.by_kind.values()) for s in self.sessions),
+                )
+            turns, resends, decided = self._totals
             share = resends / decided if decided else None
             mark = "●" if self.active_key is None else " "
             name = cell("all sessions", max(4, width - 22))
