@@ -375,10 +375,21 @@ class ContinuityApp(App[None]):
     # ------------------------------------------------------------------ filter
     @on(Input.Changed, "#filter")
     def _filter_typed(self, event: Input.Changed) -> None:
+        # A Changed message can arrive after Esc or Enter closed the bar (messages bubble through the DOM
+        # after the key that closed it): only an open bar's current text may become the filter.
         if self._filter_timer is not None:
             self._filter_timer.stop()
+            self._filter_timer = None
+        bar = self.main.query_one(FilterBar)
+        if not bar.has_class("-open"):
+            return
         text = event.value
-        self._filter_timer = self.set_timer(0.15, lambda: self._set_filter_text(text))
+
+        def apply() -> None:
+            if bar.has_class("-open") and bar.value == text:
+                self._set_filter_text(text)
+
+        self._filter_timer = self.set_timer(0.15, apply)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
