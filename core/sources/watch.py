@@ -23,8 +23,10 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING
 
-from watchfiles import Change, watch
+if TYPE_CHECKING:  # watchfiles (and the Rust extension with it) loads only when a watcher starts: `report` never
+    from watchfiles import Change
 
 __all__ = ["MAX_HINTS", "DirWatcher"]
 
@@ -153,6 +155,8 @@ class DirWatcher:
             idents = {d: _ident(d) for d in present}
             changes_iter: Generator[set[tuple[Change, str]], None, None] | None = None
             try:
+                from watchfiles import watch
+
                 changes_iter = watch(
                     *present,
                     watch_filter=self._filter,
