@@ -64,7 +64,10 @@ def is_assistant_line(line: bytes) -> bool:
 # ---------------------------------------------------------------------------------------------- the app probe
 def run_app(args: argparse.Namespace) -> dict[str, Any]:
     from tui.app import ContinuityApp
+    from tui.cli import tune_gc
     from tui.commands import open_engine
+
+    tune_gc()  # what `continuity-tui` does before it opens the dashboard
 
     t0: float = args.t0
     marks: dict[str, float] = {}

@@ -99,7 +99,7 @@ def dashboard_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tune_gc() -> None:
+def tune_gc() -> None:
     """The analysis state is a large heap of long-lived small objects (turn summaries, ledgers, offsets) that
     never forms cycles worth collecting; CPython's default thresholds re-walk it again and again during a
     backfill (~15 % of a 100 MB report). Objects alive after start-up are frozen out of collection, and
@@ -110,7 +110,7 @@ def _tune_gc() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    _tune_gc()
+    tune_gc()
     if argv and argv[0] in ("report", "check"):
         args = build_parser().parse_args(argv)
         from tui.commands import run_check, run_report  # no textual import on this path
