@@ -147,3 +147,20 @@ def test_keys_that_redact_alike_merge_so_totals_still_add_up() -> None:
     counts = {"by_kind": {"delta": 1, f"fork {ANTHROPIC}": 2, f"fork {other}": 3}}
     out = Redactor().value(counts)
     assert out == {"by_kind": {"delta": 1, "fork [REDACTED:anthropic_key]": 5}}
+
+
+def test_redact_report_consuming_the_turns_gives_the_same_report() -> None:
+    """The builder's in-place path (no second copy of the turns at the peak) is the copying path's twin."""
+
+    def report() -> dict:
+        return {
+            "schema": "continuity.report/1",
+            "turns": [{"id": f"t{i}", "why": f"k={ANTHROPIC}", "n": i} for i in range(3)],
+            "sessions": [{"title": f"Bearer {ANTHROPIC}"}],
+            "redactions": {},
+        }
+
+    copied, consumed = redact_report(report()), redact_report(report(), consume=True)
+    assert consumed == copied and list(consumed) == list(copied)
+    assert consumed["turns"][0]["why"] == "k=[REDACTED:anthropic_key]"
+    assert consumed["redactions"]["total"] == 4

@@ -53,7 +53,7 @@ def build_report(engine: EngineLike, options: ReportOptions | None = None) -> di
     with engine.lock:
         report = _Builder(engine, options).build()
     if options.redact:
-        return redact_report(report)
+        return redact_report(report, consume=True)
     report["redactions"] = {"enabled": False, "total": 0, "by_kind": {}}
     return report
 

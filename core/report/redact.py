@@ -198,6 +198,8 @@ class Redactor:
 
     def value(self, obj: Any, key: str | None = None) -> Any:
         """A copy of `obj` with secrets replaced; a string under a secret-named key is replaced whole."""
+        if isinstance(obj, _Redacted):
+            return obj.value
         if isinstance(obj, str):
             if key is not None and _SECRET_KEY.match(key) and len(obj) >= 8 and _looks_secret(obj):
                 kind = "oauth_token" if any(w in key.lower() for w in ("access", "refresh", "oauth")) else "secret"
@@ -235,10 +237,26 @@ def _merge(a: Any, b: Any) -> Any:
     return a
 
 
-def redact_report(report: dict[str, Any]) -> dict[str, Any]:
-    """A redacted copy of a built report with its `redactions` summary set."""
+def redact_report(report: dict[str, Any], *, consume: bool = False) -> dict[str, Any]:
+    """A redacted copy of a built report with its `redactions` summary set.
+
+    With `consume` (the report builder, whose report is thrown away right after), the `turns` list is redacted
+    in place, one turn at a time: turns are most of a big report (67 MB of JSON for 46 000 turns), and a copy
+    of the whole report would keep both versions alive at the peak. The result is the same either way."""
     redactor = Redactor()
     body = {k: v for k, v in report.items() if k != "redactions"}
+    turns = body.get("turns")
+    if consume and isinstance(turns, list):
+        for i, turn in enumerate(turns):
+            turns[i] = redactor.value(turn)
+        body["turns"] = _Redacted(turns)
     out: dict[str, Any] = redactor.value(body)
     out["redactions"] = redactor.summary()
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Redacted:
+    """A value already redacted: `Redactor.value` hands it back as it is (the key `turns` has no secret)."""
+
+    value: Any
