@@ -6,19 +6,26 @@ backlog is drained. Readers take `lock` while they copy what they show.
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import core.analysis  # noqa: F401  (registers the session analyzers)
 from core.formats import sniff
 from core.formats.base import Adapter, load_object
 from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
-from core.model import Problem
+from core.model import Problem, Turn
 from core.sources import Line, Notice, Sources
-from core.sources.discover import resolve_roots
-from core.state import State
+from core.sources.discover import logical_of, resolve_roots
+from core.sources.tail import StreamSnap
+from core.state import ATTRIBUTION_WINDOW_MS, State
 from core.timeutil import now_ms
+
+_T = TypeVar("_T", bound=tuple[Any, ...])
 
 #: Lines of a file not yet recognised are held (bounded) until one line tells its format.
 SNIFF_HOLD_LINES = 50
@@ -50,6 +57,28 @@ class _Pending:
     size: int = 0
 
 
+@dataclass
+class EngineSnapshot:
+    """Everything an engine knows after reading, as plain data: what `core.index` saves between runs.
+
+    Taken after the reading and before `finish_pending`/`report_partials` (which turn what is still held into
+    problems: a later run that finds those files grown must not see them), so restoring it and reading on is
+    exactly a tail that had kept running. Adapters are saved by name and resolved to the registered ones.
+    """
+
+    streams: list[StreamSnap]
+    state: State
+    adapters: dict[str, str]
+    stats: dict[str, SourceStat]
+    pending: dict[str, _Pending]
+    ignored: set[str]
+    documents: set[str]
+    partials_reported: set[tuple[str, int, int]]
+    rotations: int
+    total_lines: int
+    total_bytes: int
+
+
 class Engine:
     def __init__(self, paths: list[Path], *, watch: bool = False, newest_first: bool = False) -> None:
         """``newest_first``: a budget-limited `poll` reads the most recently modified files first (a dashboard:
@@ -59,6 +88,7 @@ class Engine:
         self.sources = Sources(self.roots, newest_first=newest_first)
         self.state = State()
         self.lock = threading.RLock()
+        self._polling = threading.Lock()  # held for a whole poll: a snapshot never sees a read half applied
         self.adapters: dict[str, Adapter] = {}
         self.stats: dict[str, SourceStat] = {}
         self._pending: dict[str, _Pending] = {}
@@ -68,12 +98,18 @@ class Engine:
         self._documents: set[str] = set()  # JSON documents already read whole: their generation has nothing more
         self.total_lines = 0
         self.total_bytes = 0
+        self.resets = 0  # rotations, truncations, replacements, deletions seen: such a history is not saved
+        self._resumed: tuple[int, int, dict[str, int]] | None = None  # see `resumed_in_order`
         if watch:
             self.sources.start_watching()
 
     # ------------------------------------------------------------------ reading
     def poll(self, max_bytes: int | None = None) -> PollResult:
         """Read what is new everywhere and apply it. Safe to call from a worker thread."""
+        with self._polling:
+            return self._poll(max_bytes)
+
+    def _poll(self, max_bytes: int | None) -> PollResult:
         batches = self.sources.poll(max_bytes)
         result = PollResult()
         with self.lock:
@@ -102,6 +138,12 @@ class Engine:
         oversized one being skipped), so "no lines" alone does not mean done: stop when the bytes left on disk
         stop shrinking (all read, or only unreadable files left).
         """
+        self.read_all(chunk)
+        self.finish_pending()
+        self.report_partials()
+
+    def read_all(self, chunk: int = 64 * 1024 * 1024) -> None:
+        """The reading half of `drain`: poll until nothing is left, then settle the order (see `settle_order`)."""
         left: int | None = None
         while True:
             result = self.poll(chunk)
@@ -109,8 +151,31 @@ class Engine:
             if not result.lines and not result.changed and (now == 0 or (left is not None and now >= left)):
                 break
             left = now
-        self.finish_pending()
-        self.report_partials()
+        self.settle_order()
+
+    def settle_order(self) -> None:
+        """Put per-file sources and problems in discovery order, whatever order the polls read the files in.
+
+        A drain reads files round-robin in budget-sized polls, so the arrival order of sources and problems is
+        an artefact of the budget; a run resumed from a saved index (`core.index`) reads only the new bytes,
+        later. Sorting both by the file's place in discovery order (stable: a file's own problems keep their
+        order) makes the two runs agree. Problems are left alone once more arrived than are kept: which ones
+        were dropped depended on the arrival order.
+        """
+        with self.lock:
+            rank = {logical: i for i, logical in enumerate(self.sources.order())}
+            last = len(rank)
+
+            def place(path: str) -> tuple[int, int]:
+                logical = logical_of(path)
+                return (rank.get(logical, last), 1 if path == logical else 0)  # X.log.1 (older) before X.log
+
+            self.stats = dict(sorted(self.stats.items(), key=lambda item: place(item[0])))
+            problems = self.state.problems
+            if self.state.problems_total <= len(problems):
+                ordered = sorted(problems, key=lambda p: place(p.path)[0])
+                problems.clear()
+                problems.extend(ordered)
 
     def report_partials(self) -> None:
         """A snapshot names every unterminated last line: a torn write must be shown, never silently absent.
@@ -147,6 +212,148 @@ class Engine:
     def wait(self, timeout: float) -> bool:
         return self.sources.wait(timeout)
 
+    # ------------------------------------------------------------------ persistence (core.index)
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold off polls (waiting for one in progress to finish) and readers: a consistent point to save.
+
+        The tailer's offsets move in `Sources.poll`, before the engine applies the lines under `lock`; a
+        snapshot in between would skip those lines for good."""
+        with self._polling, self.lock:
+            yield
+
+    def snapshot(self) -> EngineSnapshot | str:
+        """The engine's whole reading and analysis state, or why it cannot be resumed later.
+
+        Call between polls, after the reading and before `finish_pending`/`report_partials`. Not resumable: a
+        history that saw a rotation, truncation, replacement or deletion (a fresh read of today's files would
+        count and attribute it differently), more problems than are kept, or a tail that is not clean.
+        """
+        with self.lock:
+            if self.resets:
+                return "files were rotated, truncated, replaced or deleted while read"
+            if self.state.problems_total > len(self.state.problems):
+                return "more problems than are kept"
+            full = frozenset(lg for lg, a in self.adapters.items() if getattr(a, "routine_notices", ()))
+            streams = self.sources.export_state(full)
+            if isinstance(streams, str):
+                return streams
+            return EngineSnapshot(
+                streams=streams,
+                state=self.state,
+                adapters={logical: adapter.name for logical, adapter in self.adapters.items()},
+                stats=self.stats,
+                pending=self._pending,
+                ignored=self.ignored,
+                documents=self._documents,
+                partials_reported=self._partials_reported,
+                rotations=self.rotations,
+                total_lines=self.total_lines,
+                total_bytes=self.total_bytes,
+            )
+
+    def restore(self, snap: EngineSnapshot) -> str | None:
+        """Adopt a saved snapshot before the first poll; None when adopted, else why not (nothing changed).
+
+        The files must be the saved ones plus appended bytes (`Sources.restore_state`). One more case goes
+        back to a cold read: a log of continuity decisions that grew (or appeared) before another one that
+        has saved lines, since a cold read would put the new decisions before the other log's, not after.
+        """
+        from core.formats import ADAPTERS
+
+        by_name = {adapter.name: adapter for adapter in ADAPTERS}
+        if any(name not in by_name for name in snap.adapters.values()):
+            return "a format the snapshot used is no longer registered"
+        logs = {logical for logical, name in snap.adapters.items() if name == "senpi-session-log"}
+        saved = {stream.logical for stream in snap.streams}
+
+        def check(grown: set[str], order: list[str]) -> str | None:
+            appended = [lg for lg in order if (lg in grown and lg in logs) or (lg not in saved and lg.endswith(".log"))]
+            if appended and any(lg in logs for lg in order[order.index(appended[0]) + 1 :]):
+                return f"{appended[0]}: new continuity decisions would come before another log's"
+            for logical in sorted(grown & logs):
+                if _names_known_session(snap, logical):
+                    return f"{logical}: new log lines name a session already read"
+            return None
+
+        with self.lock:
+            reason = self.sources.restore_state(snap.streams, check)
+            if reason is not None:
+                return reason
+            self.state = snap.state
+            self.adapters = {logical: by_name[name] for logical, name in snap.adapters.items()}
+            self.stats = snap.stats
+            self._pending = snap.pending
+            self.ignored = snap.ignored
+            self._documents = snap.documents
+            self._partials_reported = snap.partials_reported
+            self.rotations = snap.rotations
+            self.total_lines = snap.total_lines
+            self.total_bytes = snap.total_bytes
+            turns = {key: len(session.turns) for key, session in self.state.sessions.items()}
+            self._resumed = (len(self.state.log.continuity), turns)
+            return None
+
+    def resumed_in_order(self) -> bool:
+        """After reading on from a restored snapshot: would a cold read have attributed the same way?
+
+        Log lines and transcript diagnostics are paired by (kind, reason, count), session and time, greedily,
+        in reading order; a cold read meets the log first, then every transcript in discovery order, while a
+        resumed one has already paired what it read before. Greedy pairing gives the same answer in any order
+        on a group of candidates that is a single pair or a single item, and the groups that hold nothing read
+        since were paired in the same relative order as a cold read would. So: every line or decision read
+        since must have at most one candidate, and that candidate no other. Usually true (new activity is dated
+        after what was read); not for e.g. an old transcript copied in: the caller then reads cold. True for a
+        cold engine.
+        """
+        if self._resumed is None:
+            return True
+        lines_before, turns_before = self._resumed
+        with self.lock:
+            lines = self.state.log.continuity
+            by_key_lines: dict[tuple[str, str, int | None], list[tuple[int, int]]] = {}
+            for i, line in enumerate(lines):
+                if line.ts_ms is not None:
+                    by_key_lines.setdefault((line.kind, line.reason, line.count), []).append((line.ts_ms, i))
+            by_key_turns: dict[tuple[str, str, int | None], list[tuple[int, str, int]]] = {}
+            new_turns: list[tuple[str, int]] = []
+            for key, session in self.state.sessions.items():
+                for turn in session.turns:
+                    at = _at(turn)
+                    if at is not None and turn.logged is not None:
+                        by_key_turns.setdefault(_decision(turn), []).append((at, key, turn.index))
+                        if turn.index >= turns_before.get(key, 0):
+                            new_turns.append((key, turn.index))
+            for items in (*by_key_lines.values(), *by_key_turns.values()):
+                items.sort()
+
+            def lines_near(key: str, index: int) -> list[int]:
+                session = self.state.sessions[key]
+                turn = session.turns[index]
+                at = _at(turn)
+                assert at is not None
+                near = _window(by_key_lines.get(_decision(turn), []), at)
+                return [i for _, i in near if lines[i].session_id in (None, session.session_id)]
+
+            def turns_near(i: int) -> list[tuple[str, int]]:
+                line = lines[i]
+                assert line.ts_ms is not None
+                near = _window(by_key_turns.get((line.kind, line.reason, line.count), []), line.ts_ms)
+                sid = line.session_id
+                return [(k, t) for _, k, t in near if sid is None or self.state.sessions[k].session_id == sid]
+
+            for key, index in new_turns:
+                near = lines_near(key, index)
+                if len(near) > 1 or (near and turns_near(near[0]) != [(key, index)]):
+                    return False
+            for i in range(lines_before, len(lines)):
+                if lines[i].ts_ms is None:
+                    continue
+                near_turns = turns_near(i)
+                if len(near_turns) > 1 or (near_turns and lines_near(*near_turns[0]) != [i]):
+                    return False
+        return True
+
     def close(self) -> None:
         self.sources.close()
 
@@ -160,6 +367,8 @@ class Engine:
     def _notice(self, logical: str, notice: Notice) -> None:
         # formats whose writer rewrites or removes the file as its normal write path (mux) say which notices
         # are routine for them; those are not problems
+        if notice.kind == "rotated" or notice.kind in RESET_NOTICES:
+            self.resets += 1
         if notice.kind == "rotated":
             self.rotations += 1  # the normal life of session.log: counted, not a problem
         elif notice.kind not in getattr(self.adapters.get(logical), "routine_notices", ()):
@@ -275,3 +484,51 @@ class Engine:
     def _problem(self, path: str, line: Line, reason: str) -> None:
         self._stat(path).bad_lines += 1
         self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))
+
+
+def _at(turn: Turn) -> int | None:
+    """The time attribution pairs a turn's logged decision by (`State._attribute_turn`); None: never paired."""
+    if turn.logged is None:
+        return None
+    return turn.logged.ts_ms or turn.ts_ms
+
+
+def _decision(turn: Turn) -> tuple[str, str, int | None]:
+    assert turn.logged is not None
+    return (turn.logged.kind, turn.logged.reason, turn.logged.count)
+
+
+def _window(items: list[_T], at: int) -> list[_T]:
+    """The items (sorted tuples, time first) within the attribution window of `at`."""
+    lo = bisect.bisect_left(items, (at - ATTRIBUTION_WINDOW_MS,))
+    hi = bisect.bisect_right(items, (at + ATTRIBUTION_WINDOW_MS + 1,))
+    return items[lo:hi]
+
+
+def _names_known_session(snap: EngineSnapshot, logical: str) -> bool:
+    """Whether the bytes appended to a session log since `snap` name (`sessionId`) a session it holds.
+
+    Such a line counts as build-profile evidence only for a session that exists when the line is read
+    (`analysis.verdicts`): a cold read meets the log before the transcripts and never counts it, a resumed
+    read does. Until that order dependence is gone from the analysis, this history is read cold.
+    """
+    ids = {session.session_id for session in snap.state.sessions.values()}
+    for stream in snap.streams:
+        if stream.logical != logical:
+            continue
+        for gen in stream.gens:
+            if not gen.current:
+                continue  # a rotated generation never grows (Sources.restore_state refuses it)
+            try:
+                with open(gen.path, "rb") as fh:
+                    fh.seek(gen.line_start)
+                    lines = fh.read().split(b"\n")
+            except OSError:
+                return True
+            for data in lines:
+                if b'"sessionId"' not in data:
+                    continue
+                obj = load_object(gen.path, 0, 0, data)
+                if isinstance(obj, dict) and obj.get("sessionId") in ids:
+                    return True
+    return False

@@ -49,6 +49,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="extra field to treat as volatile when fingerprinting (repeatable), e.g. .content[*].ts",
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the persistent index (~/.cache/continuity-tui): read everything",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

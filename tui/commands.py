@@ -40,13 +40,40 @@ def _readable(engine: Engine) -> bool:
     return any(stat.lines for stat in engine.stats.values())
 
 
+def notice(message: str) -> None:
+    """A routine one-line notice on stderr (an ignored index file): informs, never changes the exit code."""
+    print(f"continuity-tui: {message}", file=sys.stderr)
+
+
 def _load(args: argparse.Namespace) -> Engine | int:
+    """Open, restore the persistent index when there is one (`core.index`), read everything, save the index.
+
+    The index is saved from the state right after the reading, before `finish_pending`/`report_partials` turn
+    what is still held into problems (a later run that finds those files grown must not inherit them)."""
     paths = resolve_paths(args)
     try:
         engine = open_engine(paths, args.volatile)
     except SourceError as err:
         return fail(f"{err.path}: {err.message}")
-    engine.drain()
+    index = None
+    if not getattr(args, "no_cache", False):
+        from core.index import Index
+
+        index = Index.for_engine(engine, volatile=args.volatile, mode="report")
+        index.restore(engine)
+    engine.read_all()
+    if index is not None and not engine.resumed_in_order():
+        engine.close()  # what was read since could pair with what was read before differently: read it all
+        index.status = "cold: new decisions could pair with saved ones differently than a cold read"
+        engine = open_engine(paths, args.volatile)
+        engine.read_all()
+    blob = index.capture(engine) if index is not None else None
+    engine.finish_pending()
+    engine.report_partials()
+    if index is not None:
+        index.write(blob)
+        for line in index.notices:
+            notice(line)
     if not _readable(engine):
         engine.close()
         names = ", ".join(str(p) for p in paths)
@@ -140,11 +167,21 @@ def run_dashboard(args: argparse.Namespace) -> int:
         engine = open_engine(paths, args.volatile, watch=True)
     except SourceError as err:
         return fail(f"{err.path}: {err.message}")
+    index = None
+    if writer is None and not args.no_cache:  # a demo dir is new each time: its index would never be read
+        from core.index import Index
+
+        index = Index.for_engine(engine, volatile=args.volatile, mode="live")
+        index.restore(engine)  # before the first poll: the first frame shows the saved history at once
     from tui.app import ContinuityApp
 
     app = ContinuityApp(engine, demo_writer=writer)
     try:
         app.run()
+        if index is not None and app.return_code in (None, 0):
+            index.save(engine)  # on a clean quit; waits for a poll in progress, never saves half of one
+            for line in index.notices:
+                notice(line)
     finally:
         if writer is not None:
             writer.stop()

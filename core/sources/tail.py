@@ -31,19 +31,21 @@ generation in the middle unless we held its descriptor.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .discover import Scanner, is_candidate_name, logical_of, rotated_of
 from .watch import DirWatcher
 
-__all__ = ["HEAD_BYTES", "FileBatch", "FileStat", "Line", "Notice", "Sources"]
+__all__ = ["HEAD_BYTES", "FileBatch", "FileStat", "GenSnap", "Line", "Notice", "Sources", "StreamSnap"]
 
 HEAD_BYTES = 256
 """Bytes of a generation's head kept to recognise it: enough to differ between two JSONL files (timestamps,
@@ -128,6 +130,74 @@ class FileStat:
     size: int | None
     exists: bool
     error: str | None
+
+
+TAIL_CHECK_BYTES = 4096
+"""Bytes just before a saved offset that a restore re-reads and compares (see ``Sources.restore_state``)."""
+
+
+@dataclass(slots=True)
+class GenSnap:
+    """One generation's reading position and identity, saved so a later process can resume exactly there.
+
+    Plain data (picklable, no descriptor): what ``_Gen`` holds, plus digests of the bytes it was read from so
+    a restore can tell "only appended to" from "rewritten" without reading the file again.
+    """
+
+    number: int
+    path: str
+    dev: int
+    ino: int
+    current: bool
+    sig: tuple[int, int, int] | None
+    size: int
+    pos: int
+    line_start: int
+    lineno: int
+    partial: bytes
+    skipping: bool
+    head: bytes
+    flushed_at: int
+    tail: bytes
+    """Digest of the up to ``TAIL_CHECK_BYTES`` bytes before ``pos``."""
+    prefix: bytes | None
+    """Digest of every byte before ``pos``, for formats whose writer rewrites files in place (else None)."""
+
+
+@dataclass(slots=True)
+class StreamSnap:
+    """A stream's generations (oldest first) and numbering, as ``Sources.export_state`` saw them."""
+
+    logical: str
+    next_number: int
+    gens: list[GenSnap]
+
+
+def _digest_range(fd: int, start: int, end: int) -> bytes | None:
+    """blake2b of the bytes [start, end) of ``fd``; None when the file no longer holds them all."""
+    h = hashlib.blake2b(digest_size=16)
+    pos = start
+    while pos < end:
+        try:
+            chunk = os.pread(fd, min(1 << 20, end - pos), pos)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        h.update(chunk)
+        pos += len(chunk)
+    return h.digest()
+
+
+def _gen_digests(fd: int, pos: int, full: bool) -> tuple[bytes, bytes | None] | None:
+    """(tail digest, prefix digest or None) of the bytes before ``pos``; None if they cannot be read."""
+    tail = _digest_range(fd, max(0, pos - TAIL_CHECK_BYTES), pos)
+    if tail is None:
+        return None
+    if not full:
+        return tail, None
+    prefix = _digest_range(fd, 0, pos)
+    return None if prefix is None else (tail, prefix)
 
 
 def _open_readonly(path: str) -> int:
@@ -973,6 +1043,136 @@ class Sources:
         g.skipping = False
         g.line_start = g.pos
 
+    # ------------------------------------------------------------------ persistence (core.index)
+
+    def order(self) -> list[str]:
+        """Logical paths in discovery order (what a fresh scan of the same files would give)."""
+        with self._lock:
+            return list(self._order)
+
+    def export_state(self, full_digest: frozenset[str] = frozenset()) -> list[StreamSnap] | str:
+        """Every stream's reading position, or the reason it cannot be resumed faithfully by another process.
+
+        Only a *clean* tail is exported: every known file present at its path, read without a rotation, reset,
+        deletion or error in flight. Anything else would resume a history that a fresh read of the same files
+        would not produce (e.g. lines counted under ``session.log`` that now live in ``session.log.1``).
+        ``full_digest``: logical paths whose whole read prefix is digested (formats rewritten in place).
+        Call between polls (the engine holds its lock); it reads a few KiB per file.
+        """
+        with self._lock:
+            if self._closed:
+                return "sources closed"
+            if self._scanner.capped:
+                return "file cap reached"
+            out: list[StreamSnap] = []
+            for logical in self._order:
+                s = self._streams[logical]
+                if s.errors or s.pending_reason is not None:
+                    return f"{_name(logical)}: an error or a reset is pending"
+                if not s.gens or set(s.seen) != {g.path for g in s.gens}:
+                    return f"{_name(logical)}: files and generations do not match (deleted or not yet read)"
+                gens: list[GenSnap] = []
+                for g in s.gens:
+                    if g.gone or g.held or g.farewell or g.path != (s.logical if g.current else s.rot):
+                        return f"{_name(g.path)}: a rotation or replacement is in progress"
+                    snap = self._gen_snap(g, logical in full_digest)
+                    if snap is None:
+                        return f"{_name(g.path)}: cannot re-read what was read"
+                    gens.append(snap)
+                out.append(StreamSnap(logical, s.next_number, gens))
+            return out
+
+    @staticmethod
+    def _gen_snap(g: _Gen, full: bool) -> GenSnap | None:
+        fd = g.fd
+        opened = fd is None
+        if fd is None:
+            try:
+                fd = _open_readonly(g.path)
+            except OSError:
+                return None
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (g.dev, g.ino) or st.st_size < g.pos:
+                return None
+            if os.pread(fd, len(g.head), 0) != g.head:
+                return None
+            digests = _gen_digests(fd, g.pos, full)
+        except OSError:
+            return None
+        finally:
+            if opened:
+                os.close(fd)
+        if digests is None:
+            return None
+        return GenSnap(
+            number=g.number, path=g.path, dev=g.dev, ino=g.ino, current=g.current, sig=g.sig, size=g.size,
+            pos=g.pos, line_start=g.line_start, lineno=g.lineno, partial=bytes(g.partial), skipping=g.skipping,
+            head=g.head, flushed_at=g.flushed_at, tail=digests[0], prefix=digests[1],
+        )  # fmt: skip
+
+    def restore_state(
+        self, streams: list[StreamSnap], check: Callable[[set[str], list[str]], str | None] | None = None
+    ) -> str | None:
+        """Resume every saved stream where ``export_state`` left it, or change nothing and say why.
+
+        Must run before the first ``poll``. All or nothing: every saved generation must still be at its path,
+        be the same inode, start with the same head, hold the same bytes just before the saved offset (and
+        the same whole prefix when one was digested), and no file may have appeared at a member path that had
+        none (a rotation while we were away). Files that only grew resume at the saved offset, exactly like a
+        tail that had kept running; new files are read from 0 by the next poll. ``check`` gets the logical
+        paths of saved streams with bytes beyond the saved offset and the discovery order, and may still
+        refuse (a reason) before anything is installed. Returns None when restored, else the reason.
+        """
+        with self._lock:
+            if self._closed or self._streams:
+                return "sources already polled"
+            self._rescan()
+            grown: set[str] = set()
+            seen: dict[str, os.stat_result] = {}
+            for snap in streams:
+                s = self._streams.get(snap.logical)
+                if s is None:
+                    return f"{_name(snap.logical)} is gone (deleted)"
+                at = {g.path: g for g in snap.gens}
+                for m in s.members:
+                    try:
+                        st = os.stat(m)
+                    except (FileNotFoundError, NotADirectoryError):
+                        if m in at:
+                            return f"{_name(m)} was deleted or renamed"
+                        continue
+                    except OSError as exc:
+                        return f"{_name(m)} cannot be inspected: {exc.strerror or exc}"
+                    gs = at.get(m)
+                    if gs is None:
+                        return f"{_name(m)} appeared (rotation)"
+                    reason = _verify(gs, st)
+                    if reason is not None:
+                        return reason
+                    seen[m] = st
+                    if st.st_size > gs.pos:
+                        grown.add(snap.logical)
+            reason = None if check is None else check(grown, list(self._order))
+            if reason is not None:
+                return reason
+            for snap in streams:
+                s = self._streams[snap.logical]
+                s.next_number = snap.next_number
+                for gs in snap.gens:
+                    g = _Gen(gs.number, gs.path, seen[gs.path], gs.current)
+                    g.sig, g.size = gs.sig, gs.size
+                    g.pos, g.line_start, g.lineno = gs.pos, gs.line_start, gs.lineno
+                    g.partial, g.skipping, g.head, g.flushed_at = (
+                        bytearray(gs.partial),
+                        gs.skipping,
+                        gs.head,
+                        gs.flushed_at,
+                    )
+                    s.gens.append(g)
+            self._dirty = True
+            return None
+
     # ------------------------------------------------------------------ snapshots for other threads
 
     def _snapshot(self) -> None:
@@ -1002,3 +1202,31 @@ class Sources:
         self._stats = stats
         self._pending = pending
         self._stale -= {"files", "pending"}
+
+
+def _verify(gs: GenSnap, st: os.stat_result) -> str | None:
+    """Why the file at ``gs.path`` (stat ``st``) is not the saved generation plus appended bytes, or None."""
+    name = _name(gs.path)
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (gs.dev, gs.ino):
+        return f"{name} was replaced (another file at its path)"
+    if st.st_size < gs.pos:
+        return f"{name} was truncated"
+    if not gs.current and st.st_size != gs.size:
+        return f"{name} changed (a rotated generation never grows: its last line was final)"
+    if st.st_size == gs.pos and gs.sig is not None and st.st_mtime_ns != gs.sig[1]:
+        return f"{name} was rewritten (same size, new modification time)"
+    try:
+        fd = _open_readonly(gs.path)
+    except OSError as exc:
+        return f"{name} unreadable: {exc.strerror or exc}"
+    try:
+        if (os.fstat(fd).st_ino, os.pread(fd, len(gs.head), 0)) != (gs.ino, gs.head):
+            return f"{name} was rewritten (head changed)"
+        digests = _gen_digests(fd, gs.pos, gs.prefix is not None)
+    except OSError as exc:
+        return f"{name} unreadable: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    if digests is None or digests != (gs.tail, gs.prefix):
+        return f"{name} was rewritten (bytes before the saved offset changed)"
+    return None

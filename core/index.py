@@ -1,0 +1,292 @@
+"""A persistent index: the engine's whole state saved after a run, so the next start reads only new bytes.
+
+Months of history take seconds to analyse (the recomputation is the product); a second start should cost what
+is new since the last one. After a run has read its sources, `Index.capture` pickles an `EngineSnapshot` (the
+analysis `State`, every tailed file's identity, offset and held partial line, the per-file counters and
+problems); `Index.restore` at the next start adopts it when it is provably the same history:
+
+* the same roots, the same options (`--volatile`), the same reading mode (a report drains in discovery order,
+  the dashboard newest first: the two build their state in different orders) and the same code (a digest of
+  every `core/` source file: any change to the analysis starts cold) -- all part of the file's name (key);
+* every saved file still at its path, same inode, same first bytes, same bytes just before the saved offset
+  (and the whole prefix for formats whose writer rewrites in place, mux); nothing at a member path that had
+  nothing (a rotation). Unchanged files read nothing, grown files resume at the saved offset like a tail that
+  had kept running, new files are read from 0. Anything else -- truncated, replaced, rewritten, rotated,
+  deleted -- discards the snapshot and the run is cold: simple and obviously correct beats clever.
+
+A saved snapshot is only taken of a clean history (`Engine.snapshot`): none that saw a rotation or a reset.
+Files live in `$CONTINUITY_TUI_CACHE_DIR`, else `$XDG_CACHE_HOME/continuity-tui`, else
+`~/.cache/continuity-tui`: one per key, written atomically (temp + rename), the `KEEP` most recently used kept.
+A file that is corrupt, partial or from another version is ignored with a one-line notice, never a crash.
+
+Pickle is safe enough here: the file is our own, in the user's cache dir, and nothing is unpickled before a
+header naming this format and this code digest was read and matched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copyreg
+import gc
+import hashlib
+import io
+import json
+import os
+import pickle
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from core.analysis.fingerprint import HashChain
+from core.engine import Engine, EngineSnapshot
+
+__all__ = ["KEEP", "Index", "cache_dir", "code_digest"]
+
+MAGIC = b"continuity-tui index 1\n"
+"""First line of every index file; a file that does not start with it is not ours (or an older layout)."""
+
+KEEP = 8
+"""Index files kept (most recently used first): one per (roots, options) a user runs on, bounded."""
+
+ENV_DIR = "CONTINUITY_TUI_CACHE_DIR"
+
+_CHAIN_ANCHOR = 64
+_RECURSION = 20_000
+
+
+def cache_dir() -> Path:
+    """Where index files live (see the module docstring); not created until something is saved."""
+    override = os.environ.get(ENV_DIR)
+    if override:
+        return Path(override).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "continuity-tui"
+
+
+@cache
+def code_digest() -> str:
+    """SHA-256 of every `core/**/*.py` (path and bytes) and the Python version: any code change starts cold.
+
+    Hashing the sources rather than trusting a version number is what makes a stale index impossible while the
+    analysis is being changed (a snapshot holds analyzer objects whose meaning is their code).
+    """
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256(sys.version.encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------- pickling HashChain
+# A HashChain holds a running hashlib state, which pickle cannot save. It is saved as (an ancestor at a
+# multiple of _CHAIN_ANCHOR hashes, the hashes after it) and rebuilt by re-hashing: the recursion depth stays
+# length / 64 (a chain as the parent of a parent of ... would recurse once per message), and a per-load memo
+# keyed by (parent object, hash) rebuilds each node once, so nodes shared between turns stay shared.
+_chain_memo: dict[tuple[int, str], HashChain] = {}
+_chain_lock = threading.Lock()
+
+
+def _rebuild_chain(anchor: HashChain | None, hashes: tuple[str, ...]) -> HashChain | None:
+    node = anchor
+    for value in hashes:
+        key = (id(node), value)
+        nxt = _chain_memo.get(key)
+        if nxt is None:
+            nxt = _chain_memo[key] = HashChain(node, value)
+        node = nxt
+    return node
+
+
+def _reduce_chain(node: HashChain) -> tuple[Any, tuple[HashChain | None, tuple[str, ...]]]:
+    hashes: list[str] = []
+    cursor: HashChain | None = node
+    while cursor is not None:
+        hashes.append(cursor.hash)
+        cursor = cursor.parent
+        if cursor is not None and cursor.length % _CHAIN_ANCHOR == 0:
+            break
+    hashes.reverse()
+    return _rebuild_chain, (cursor, tuple(hashes))
+
+
+copyreg.pickle(HashChain, _reduce_chain)
+
+
+@contextlib.contextmanager
+def _bulk() -> Iterator[None]:
+    """Pickle or unpickle a large object graph: no cyclic GC meanwhile (it would walk the graph being built
+    again and again: 6 s instead of 0.6 s to load the 100 MB corpus), a deeper recursion limit, a fresh memo."""
+    enabled = gc.isenabled()
+    limit = sys.getrecursionlimit()
+    with _chain_lock:
+        gc.disable()
+        sys.setrecursionlimit(max(limit, _RECURSION))
+        try:
+            yield
+        finally:
+            _chain_memo.clear()
+            sys.setrecursionlimit(limit)
+            if enabled:
+                gc.enable()
+
+
+# ---------------------------------------------------------------------- the index of one (roots, options)
+@dataclass
+class Index:
+    """The saved state for one set of roots, options and reading mode; `notices` says what happened to it."""
+
+    roots: list[str]
+    options: dict[str, Any]
+    directory: Path = field(default_factory=cache_dir)
+    notices: list[str] = field(default_factory=list)
+    """Routine one-line notices for the user (a corrupt or unreadable file): never an exception."""
+    status: str = "cold"
+    """`warm` when a snapshot was adopted, else why the run is cold (for tests and diagnostics)."""
+    _restored_bytes: int | None = None
+
+    @classmethod
+    def for_engine(cls, engine: Engine, *, volatile: list[str], mode: str, directory: Path | None = None) -> Index:
+        """The index of this engine's roots, `--volatile` patterns and reading mode (`report` or `live`)."""
+        roots = [os.fspath(root) for root in engine.roots]
+        return cls(roots, {"volatile": list(volatile), "mode": mode}, directory or cache_dir())
+
+    @property
+    def key(self) -> str:
+        text = json.dumps({"roots": self.roots, "options": self.options, "code": code_digest()}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    @property
+    def path(self) -> Path:
+        return self.directory / f"{self.key}.index"
+
+    def _header(self) -> dict[str, Any]:
+        return {"key": self.key, "code": code_digest(), "roots": self.roots, "options": self.options}
+
+    # ------------------------------------------------------------------ load
+    def restore(self, engine: Engine) -> bool:
+        """Adopt the saved snapshot into a fresh engine (before its first poll); False: read cold.
+
+        Whatever goes wrong -- no file, another version, a corrupt or truncated file, a file that changed
+        other than by appending -- leaves the engine as it was and the run cold.
+        """
+        snap = self._read()
+        if snap is None:
+            return False
+        reason = engine.restore(snap)
+        if reason is not None:
+            self.status = f"cold: {reason}"
+            return False
+        self.status = "warm"
+        self._restored_bytes = engine.total_bytes
+        with contextlib.suppress(OSError):
+            os.utime(self.path)  # most recently used: kept longest
+        return True
+
+    def _read(self) -> EngineSnapshot | None:
+        try:
+            with open(self.path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            self.status = "cold: no index yet"
+            return None
+        except OSError as exc:
+            return self._ignore(f"unreadable ({exc.strerror or exc})")
+        if not data.startswith(MAGIC):
+            return self._ignore("not an index of this version")
+        rest = data[len(MAGIC) :]
+        end = rest.find(b"\n")
+        try:
+            header = json.loads(rest[:end]) if end >= 0 else None
+        except ValueError:
+            header = None
+        if not isinstance(header, dict):
+            return self._ignore("corrupt header")
+        if header != self._header():
+            self.status = "cold: index of other code or options"
+            return None
+        try:
+            with _bulk():
+                snap = pickle.loads(zlib.decompress(rest[end + 1 :]))
+        except Exception as exc:  # a damaged file can raise anything from zlib or pickle
+            return self._ignore(f"corrupt ({type(exc).__name__})")
+        if not isinstance(snap, EngineSnapshot):
+            return self._ignore("corrupt (unexpected content)")
+        return snap
+
+    def _ignore(self, why: str) -> None:
+        self.status = f"cold: index {why}"
+        self.notices.append(f"index {self.path} ignored: {why}; reading everything")
+        return None
+
+    # ------------------------------------------------------------------ save
+    def capture(self, engine: Engine) -> bytes | None:
+        """The engine's snapshot as file contents, or None when it is not worth or not safe to save.
+
+        Call right after the reading (`Engine.read_all`, or between two polls of a live engine), before
+        `finish_pending`/`report_partials`: the bytes are taken now, so what those do later is not saved. A
+        warm run that read nothing new returns None (the saved file is already this state).
+        """
+        if self.status == "warm" and engine.total_bytes == self._restored_bytes:
+            return None
+        with engine.reading():
+            snap = engine.snapshot()
+            if isinstance(snap, str):
+                self.status += f"; not saved: {snap}"
+                return None
+            buffer = io.BytesIO()
+            buffer.write(MAGIC)
+            buffer.write(json.dumps(self._header(), sort_keys=True).encode() + b"\n")
+            try:
+                with _bulk():
+                    payload = pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # an analysis object pickle cannot save: run uncached
+                self.notices.append(f"index not saved: {type(exc).__name__}: {exc}")
+                return None
+        buffer.write(zlib.compress(payload, 1))
+        return buffer.getvalue()
+
+    def write(self, blob: bytes | None) -> None:
+        """Write atomically (temp file + rename), then keep only the `KEEP` most recently used indexes."""
+        if blob is None:
+            return
+        tmp: str | None = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".index", dir=self.directory)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, self.path)
+            tmp = None
+        except OSError as exc:
+            self.notices.append(f"index not saved in {self.directory}: {exc.strerror or exc}")
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        prune(self.directory)
+
+    def save(self, engine: Engine) -> None:
+        self.write(self.capture(engine))
+
+
+def prune(directory: Path, keep: int = KEEP) -> None:
+    """Delete all but the `keep` most recently used index files, and temp files older than an hour."""
+    try:
+        entries = [(p, p.stat().st_mtime) for p in directory.iterdir() if p.name.endswith(".index")]
+    except OSError:
+        return
+    now = time.time()
+    stale = [p for p, mtime in entries if p.name.startswith(".tmp-") and now - mtime > 3600]
+    kept = sorted(((p, m) for p, m in entries if not p.name.startswith(".tmp-")), key=lambda e: e[1], reverse=True)
+    for path in stale + [p for p, _ in kept[keep:]]:
+        with contextlib.suppress(OSError):
+            path.unlink()
