@@ -12,7 +12,7 @@ default), so no rendering can carry a secret the JSON does not.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -22,7 +22,12 @@ from core.report.options import ReportOptions
 FORMATS: tuple[str, ...] = ("json", "md", "html")
 FILE_STEM = "continuity-report"
 
-__all__ = ["FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render", "render_bytes"]
+__all__ = [
+    "FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render", "render_bytes", "write",
+]  # fmt: skip
+
+_TURNS_MARK = "\x00continuity-tui:turns\x00"
+_TURNS_MARK_JSON = orjson.dumps(_TURNS_MARK)
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
@@ -46,6 +51,33 @@ def render_bytes(report: dict[str, Any], fmt: str) -> bytes:
     if fmt == "json":
         return orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n"
     return render(report, fmt).encode("utf-8")
+
+
+def write(report: dict[str, Any], fmt: str, out: IO[bytes]) -> None:
+    """`render_bytes` into a binary stream, byte for byte. JSON is written a turn at a time: the turns are most
+    of a big report (96 MB for 46 000 turns), so the whole document never has to exist as one bytes object.
+
+    Each turn is dumped at orjson's indent and shifted right by the list's depth (4 spaces after every newline:
+    a JSON string holds no raw newline, so only the layout moves); the rest of the report is dumped once with a
+    marker string where the list goes, and split there."""
+    turns = report.get("turns")
+    if fmt != "json" or not isinstance(turns, list) or not turns:
+        out.write(render_bytes(report, fmt))
+        return
+    skeleton = orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2)
+    head, mark, tail = skeleton.partition(_TURNS_MARK_JSON)
+    if not mark or _TURNS_MARK_JSON in tail:  # the marker text occurs in the data itself: no shortcut
+        out.write(render_bytes(report, fmt))
+        return
+    out.write(head)
+    out.write(b"[\n    ")
+    for i, turn in enumerate(turns):
+        if i:
+            out.write(b",\n    ")
+        out.write(orjson.dumps(turn, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
+    out.write(b"\n  ]")
+    out.write(tail)
+    out.write(b"\n")
 
 
 def export(
