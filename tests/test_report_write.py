@@ -7,9 +7,13 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from report_helpers import report_for, write_agent
+from report_helpers import T0, enrich, report_for, write_agent
 
-from core.report import FORMATS, render_bytes, write
+from core.engine import Engine
+from core.report import FORMATS, ReportOptions, build_report, render_bytes, write
+from core.report.stream import TurnStream
+
+SECRET = "sk-ant-api03-Zx9QwErTyUiOp_AsDfGhJkL-0123456789abcdefGHIJ"
 
 _leaf = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=12)
 _json = st.recursive(
@@ -46,3 +50,27 @@ def test_every_format_of_a_built_report(tmp_path: Path) -> None:
     assert report["turns"], "the fixture must have turns for this test to mean anything"
     for fmt in FORMATS:
         assert _streamed(report, fmt) == render_bytes(report, fmt)
+
+
+def test_a_streamed_report_writes_the_same_bytes_in_every_format(tmp_path: Path) -> None:
+    """`stream_turns` (the `report` command's path) changes when turns are made, never what is written: the
+    redaction summary, which sits after the turns, counts the secrets they held."""
+    agent = write_agent(tmp_path)
+    for redact in (True, False):
+        options = ReportOptions(now_ms=T0, redact=redact)
+        for fmt in FORMATS:
+            expected = render_bytes(_built(agent, options, stream=False), fmt)
+            streamed = _built(agent, options, stream=True)
+            assert isinstance(streamed["turns"], TurnStream)
+            assert _streamed(streamed, fmt) == expected, (fmt, redact)
+            if fmt == "json":
+                assert (b"[REDACTED:" in expected) is redact  # the fixture does carry secrets into turns
+
+
+def _built(agent: Path, options: ReportOptions, *, stream: bool) -> dict:
+    engine = Engine([agent])
+    engine.drain()
+    enrich(engine, diff_value=f"Authorization: Bearer {SECRET}", long_text=f"x-api-key: {SECRET} " * 3)
+    report = build_report(engine, options, stream_turns=stream)
+    engine.close()
+    return report

@@ -18,6 +18,7 @@ import orjson
 
 from core.report.build import SCHEMA, EngineLike, build_report
 from core.report.options import ReportOptions
+from core.report.stream import TurnStream
 
 FORMATS: tuple[str, ...] = ("json", "md", "html")
 FILE_STEM = "continuity-report"
@@ -55,29 +56,40 @@ def render_bytes(report: dict[str, Any], fmt: str) -> bytes:
 
 def write(report: dict[str, Any], fmt: str, out: IO[bytes]) -> None:
     """`render_bytes` into a binary stream, byte for byte. JSON is written a turn at a time: the turns are most
-    of a big report (96 MB for 46 000 turns), so the whole document never has to exist as one bytes object.
+    of a big report (96 MB for 46 000 turns), so the whole document never exists as one bytes object, and a
+    report built with `stream_turns` never holds more than one turn's dict.
 
     Each turn is dumped at orjson's indent and shifted right by the list's depth (4 spaces after every newline:
-    a JSON string holds no raw newline, so only the layout moves); the rest of the report is dumped once with a
-    marker string where the list goes, and split there."""
+    a JSON string holds no raw newline, so only the layout moves); the rest of the report is dumped with a
+    marker string where the list goes, and split there. The part after the list is dumped after the turns
+    were written, so a streamed report's redaction summary counts them."""
     turns = report.get("turns")
-    if fmt != "json" or not isinstance(turns, list) or not turns:
+    if isinstance(turns, TurnStream) and fmt != "json":
+        report = {**report, "turns": list(turns)}
+        turns = report["turns"]
+    if fmt != "json" or not isinstance(turns, list | TurnStream):
         out.write(render_bytes(report, fmt))
         return
-    skeleton = orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2)
-    head, mark, tail = skeleton.partition(_TURNS_MARK_JSON)
-    if not mark or _TURNS_MARK_JSON in tail:  # the marker text occurs in the data itself: no shortcut
-        out.write(render_bytes(report, fmt))
+    head, ok = _split(report)
+    if not ok:  # the marker text occurs in the data itself: no shortcut
+        out.write(render_bytes({**report, "turns": list(turns)}, fmt))
         return
     out.write(head)
-    out.write(b"[\n    ")
-    for i, turn in enumerate(turns):
-        if i:
-            out.write(b",\n    ")
+    first = True
+    for turn in turns:
+        out.write(b"[\n    " if first else b",\n    ")
         out.write(orjson.dumps(turn, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
-    out.write(b"\n  ]")
+        first = False
+    out.write(b"[]" if first else b"\n  ]")
+    tail = orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2).partition(_TURNS_MARK_JSON)[2]
     out.write(tail)
     out.write(b"\n")
+
+
+def _split(report: dict[str, Any]) -> tuple[bytes, bool]:
+    """The report's JSON up to its turns list, and whether the marker stands for the list alone."""
+    skeleton = orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2)
+    return skeleton.partition(_TURNS_MARK_JSON)[0], skeleton.count(_TURNS_MARK_JSON) == 1
 
 
 def export(

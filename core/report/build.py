@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +25,7 @@ from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Tur
 from core.report import sections
 from core.report.options import ReportOptions
 from core.report.redact import redact_report
+from core.report.stream import TurnStream
 from core.report.timeline import timeline
 from core.report.values import body_value, iso, opt_text, plain_value, text
 from core.state import SessionState, State, reread_entry
@@ -47,11 +49,17 @@ class EngineLike(Protocol):
     lock: AbstractContextManager[Any]
 
 
-def build_report(engine: EngineLike, options: ReportOptions | None = None) -> dict[str, Any]:
-    """A snapshot of everything read so far, selected and redacted per `options`."""
+def build_report(
+    engine: EngineLike, options: ReportOptions | None = None, *, stream_turns: bool = False
+) -> dict[str, Any]:
+    """A snapshot of everything read so far, selected and redacted per `options`.
+
+    With `stream_turns`, `turns` is a `TurnStream` made from the state as it is read (for `core.report.write`):
+    only for an engine that nothing polls any more (the `report` command), since the turns are read after
+    the lock is released."""
     options = options or ReportOptions()
     with engine.lock:
-        report = _Builder(engine, options).build()
+        report = _Builder(engine, options, stream_turns=stream_turns).build()
     if options.redact:
         return redact_report(report, consume=True)
     report["redactions"] = {"enabled": False, "total": 0, "by_kind": {}}
@@ -59,7 +67,8 @@ def build_report(engine: EngineLike, options: ReportOptions | None = None) -> di
 
 
 class _Builder:
-    def __init__(self, engine: EngineLike, options: ReportOptions) -> None:
+    def __init__(self, engine: EngineLike, options: ReportOptions, *, stream_turns: bool = False) -> None:
+        self.stream_turns = stream_turns
         self.engine = engine
         self.state = engine.state
         self.options = options
@@ -192,16 +201,18 @@ class _Builder:
             "audit": plain_value(session.extra.get("mux_audit")),
         }
 
-    def _turns(self, turns: list[Turn]) -> list[dict[str, Any]]:
+    def _turns(self, turns: list[Turn]) -> list[dict[str, Any]] | TurnStream:
+        items = self._turn_items(turns)
+        return TurnStream(items) if self.stream_turns else list(items)
+
+    def _turn_items(self, turns: list[Turn]) -> Iterator[dict[str, Any]]:
         rereads = MAX_CONTENT_REREADS
-        out: list[dict[str, Any]] = []
         for turn in turns:
             item = _turn(turn, self.state, include_text=self.options.include_text)
             if turn.rewritten and rereads > 0:
                 rereads -= 1
                 item["content"] = _content(turn, include_text=self.options.include_text)
-            out.append(item)
-        return out
+            yield item
 
 
 def _started(session: SessionState) -> tuple[int, str]:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from core.report.stream import TurnStream
+
 MARK = "[REDACTED:{}]"
 
 _SECRET_KEY_WORDS = r"(?:token|secret|password|passwd|passphrase|api[_-]?key|apikey|private[_-]?key|auth[_-]?key)"
@@ -246,12 +248,21 @@ def redact_report(report: dict[str, Any], *, consume: bool = False) -> dict[str,
     redactor = Redactor()
     body = {k: v for k, v in report.items() if k != "redactions"}
     turns = body.get("turns")
-    if consume and isinstance(turns, list):
+    summary: dict[str, Any] = {}
+
+    def settle() -> None:  # the summary object stays the same: a streamed report's writer reads it at the end
+        summary.clear()
+        summary.update(redactor.summary())
+
+    if isinstance(turns, TurnStream):  # redacted as they are written; the summary is final after the last
+        body["turns"] = _Redacted(turns.map(redactor.value, settle))
+    elif consume and isinstance(turns, list):
         for i, turn in enumerate(turns):
             turns[i] = redactor.value(turn)
         body["turns"] = _Redacted(turns)
     out: dict[str, Any] = redactor.value(body)
-    out["redactions"] = redactor.summary()
+    settle()
+    out["redactions"] = summary
     return out
 
 
