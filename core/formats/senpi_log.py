@@ -58,26 +58,34 @@ class SessionLogAdapter:
         )
 
     def parse(self, path: str, lineno: int, offset: int, data: bytes) -> list[Record]:
-        env = _envelope(path, lineno, offset, data)
-        if isinstance(env, Problem):
-            return [env]
-        obj, where = env
-        ts: str = obj["ts"]
-        ts_ms = parse_iso_ms(ts)
-        event: str = obj["event"]
-        session_id = opt_str(obj, "sessionId")
+        # The hot path of a log backfill (every line of a months-long session.log): `_envelope` and the
+        # `opt_*` helpers inlined, one dict lookup per key; a line they would reject takes the slow path.
+        obj = load_object(path, lineno, offset, data)
+        if isinstance(obj, Problem):
+            return [obj]
+        get = obj.get
+        ts, level, event, session_id = get("ts"), get("level"), get("event"), get("sessionId")
+        if not (isinstance(ts, str) and isinstance(level, str) and isinstance(event, str)):
+            missing = [key for key in _ENVELOPE if not isinstance(get(key), str)]
+            return [Problem(path, lineno, offset, f"log line without string {', '.join(missing)}")]
+        if not isinstance(session_id, str):
+            session_id = None
+        where = Where(path, lineno, offset, len(data))
         if event == CONTINUITY_EVENT:
-            kind, reason = opt_str(obj, "kind"), opt_str(obj, "reason")
-            if kind is None or reason is None:
+            kind, reason = get("kind"), get("reason")
+            if not (isinstance(kind, str) and isinstance(reason, str)):
                 return [Problem(path, lineno, offset, "continuity line without string kind/reason")]
-            return [ContinuityLine(where, ts, ts_ms, kind, reason, opt_int(obj, "count"), session_id)]
+            count = get("count")
+            if not isinstance(count, int) or isinstance(count, bool):
+                count = opt_int(obj, "count")
+            return [ContinuityLine(where, ts, parse_iso_ms(ts), kind, reason, count, session_id)]
         if event == CLOSE_EVENT:
-            reason = opt_str(obj, "reason")
-            if reason is None:
+            reason = get("reason")
+            if not isinstance(reason, str):
                 return [Problem(path, lineno, offset, "close line without string reason")]
-            return [CloseLine(where, ts, ts_ms, reason, session_id)]
+            return [CloseLine(where, ts, parse_iso_ms(ts), reason, session_id)]
         payload = {k: v for k, v in obj.items() if k not in _ENVELOPE}
-        return [LogEvent(where, self.source, ts, ts_ms, obj["level"], event, payload, session_id)]
+        return [LogEvent(where, self.source, ts, parse_iso_ms(ts), level, event, payload, session_id)]
 
 
 class CompactionLogAdapter(SessionLogAdapter):
