@@ -46,6 +46,8 @@ PY = sys.executable
 #: Children run in a user's environment: this sandbox sets PYTHONDONTWRITEBYTECODE, which makes every start
 #: recompile the project from source (+0.2 s of "start-up" no installed user pays); bytecode is cached as usual.
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+#: the persistent index goes to the run's work directory (set in `main`), never to the user's ~/.cache
+CACHE_ENV = "CONTINUITY_TUI_CACHE_DIR"
 JQ_FILTER = f'fromjson? | select(.event == "{CONTINUITY_EVENT}") | "\\(.kind)\\t\\(.reason)"'
 PY_LOOP = f"""
 import json, sys, collections
@@ -76,11 +78,15 @@ class Timed:
     stdout: bytes = b""
 
 
-def timed(argv: list[str], *, capture: bool = False, cwd: Path | None = None) -> Timed:
+def timed(
+    argv: list[str], *, capture: bool = False, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Timed:
     """Run ``argv`` and take its rusage from ``wait4`` (so the numbers are the child's, not ours)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out if capture else subprocess.DEVNULL, stderr=err, cwd=cwd, env=CHILD_ENV)
+        proc = subprocess.Popen(
+            argv, stdout=out if capture else subprocess.DEVNULL, stderr=err, cwd=cwd, env=env or CHILD_ENV
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -96,8 +102,10 @@ def best_of(n: int, run: Callable[[], Timed]) -> Timed:
     return min((run() for _ in range(n)), key=lambda t: t.wall)
 
 
-def report_cmd(paths: list[Path], out: Path) -> list[str]:
-    return [PY, "-m", "tui.cli", "report", *map(str, paths), "--format", "json", "-o", str(out)]
+def report_cmd(paths: list[Path], out: Path, *, cache: bool = False) -> list[str]:
+    """A cold report unless `cache`: the persistent index (`core.index`) would turn a rerun into a warm start."""
+    argv = [PY, "-m", "tui.cli", "report", *map(str, paths), "--format", "json", "-o", str(out)]
+    return argv if cache else [*argv, "--no-cache"]
 
 
 def jq_cmd(files: list[Path]) -> list[str]:
@@ -137,6 +145,9 @@ def bench_report(corpus: Corpus, work: Path) -> dict[str, Any]:
     nbytes = sum(p.stat().st_size for p in files)
     lines = count_lines(files)
     t = timed(report_cmd(corpus.report_paths(), work / "report.json"))
+    # the second start: a first cached run saves the index, the next one adopts it and reads nothing new
+    timed(report_cmd(corpus.report_paths(), work / "report-index.json", cache=True))
+    warm = timed(report_cmd(corpus.report_paths(), work / "report-warm.json", cache=True))
     return {
         "bytes": nbytes,
         "lines": lines,
@@ -146,7 +157,21 @@ def bench_report(corpus: Corpus, work: Path) -> dict[str, Any]:
         "rc": t.rc,
         "mb_s": nbytes / 1e6 / t.wall,
         "lines_s": lines / t.wall,
+        "warm_wall": warm.wall,
+        "warm_rss_mb": warm.rss_mb,
+        "warm_same": _same_report(work / "report.json", work / "report-warm.json"),
     }
+
+
+def _same_report(a: Path, b: Path) -> bool:
+    """A warm start must say exactly what a cold one says (`generated_at` aside)."""
+    try:
+        left, right = (json.loads(p.read_text(encoding="utf-8")) for p in (a, b))
+    except (OSError, ValueError):
+        return False
+    left.pop("generated_at", None)
+    right.pop("generated_at", None)
+    return bool(left == right)
 
 
 def bench_transcripts(corpus: Corpus, work: Path) -> dict[str, Any]:
@@ -268,10 +293,13 @@ def bench_app(corpus: Corpus, idle: float, live_seconds: float) -> dict[str, Any
         "--live-seconds",
         str(live_seconds),
     ]
+    index = tempfile.mkdtemp(prefix="continuity-bench-app-index-")
     try:
-        t = timed([*argv, "--t0", repr(time.time())], capture=True, cwd=REPO)
+        # a first start: its own empty index directory, whatever the report runs saved
+        t = timed([*argv, "--t0", repr(time.time())], capture=True, cwd=REPO, env={**CHILD_ENV, CACHE_ENV: index})
     finally:
         shutil.rmtree(live_dir, ignore_errors=True)
+        shutil.rmtree(index, ignore_errors=True)
     try:
         result: dict[str, Any] = json.loads(t.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -356,6 +384,14 @@ def render(results: list[CorpusResult], info: dict[str, Any]) -> str:
         [f"{r.report['wall']:.1f} s ({r.report['cpu']:.1f} s)" for r in results],
     )
     row("  throughput", [f"{r.report['mb_s']:.0f} MB/s · {r.report['lines_s'] / 1000:.0f}k lines/s" for r in results])
+    row(
+        "report, second start (persistent index): wall, RSS",
+        [
+            f"{_num(r.report.get('warm_wall'), '.2f', ' s')} · {_num(r.report.get('warm_rss_mb'), '.0f', ' MB')}"
+            + ("" if r.report.get("warm_same") else " (DIFFERS)")
+            for r in results
+        ],
+    )
     rss = get("report", "rss_mb")
     row("  peak RSS", [_num(v, ".0f", " MB") for v in rss], "≤ 400 MB at 1 GB", judge(rss, lambda v: v <= 400, "1GB"))
     tr = get("transcripts", "mb_s")
@@ -471,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[CorpusResult] = []
     with tempfile.TemporaryDirectory(prefix="continuity-bench-") as tmp:
         work = Path(tmp)
+        CHILD_ENV[CACHE_ENV] = str(work / "index")
         for size in sizes:
             corpus = ensure(size, seed=args.seed)
             shape = {k: v for k, v in asdict(corpus).items() if k != "path"}
