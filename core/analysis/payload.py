@@ -36,7 +36,7 @@ from core.analysis.context import is_transmitted
 from core.analysis.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST
 from core.analysis.directives import DirectiveLedger, Seen, TagBlock
 from core.analysis.payload_context import CtxMsg, message_kind, reread_items
-from core.analysis.payload_lane import DSEP, CallFacts, Lane, Measure, delta_facts, flatten_facts
+from core.analysis.payload_lane import DSEP, CallFacts, Lane, Measure, delta_facts
 from core.analysis.payload_rules import (
     DELTA,
     FLATTEN,
@@ -124,10 +124,15 @@ class PayloadAnalyzer:
         facts = CallFacts(
             dict(self.lanes),
             {name: (len(ln.recs), len(ln.trans), ln.prev_len, ln.prev_trans) for name, ln in self.lanes.items()},
-            {name: flatten_facts(ln, self.completed, recognized) for name, ln in self.lanes.items()},
+            {},
+            self.completed,
+            recognized,
         )
         self._pending[turn.index] = (turn, facts)
+        # a turn whose decision is known now measures a flatten under the lanes it needs only (none for a delta)
         self.settle(session, final=False)
+        if turn.index in self._pending:
+            facts.complete()
         if ledger is not None:
             ledger.note_call(turn.index)
 
@@ -208,7 +213,7 @@ class PayloadAnalyzer:
         info: dict[str, Any] = {"serializer": serializer, "profile": profile.name, "basis": source,
                                 "prompt_tokens": prompt_tokens(turn.tokens)}  # fmt: skip
         if serializer == FLATTEN:
-            ff = facts.flatten[lane_name]
+            ff = facts.flatten_of(lane_name)
             sent, collapsed = ff.after[profile.dedupe]
             raw, history, tags, keep_first = ff.raw, ff.history, ff.tags, ff.keep_first
             info["collapsed"] = collapsed
@@ -258,7 +263,7 @@ class PayloadAnalyzer:
         if logged_bytes is None or serializer != FLATTEN:
             return order[0]
         for profile in order:
-            if facts.flatten[profile.rules.name].after[profile.dedupe][0] == logged_bytes:
+            if facts.flatten_of(profile.rules.name).after[profile.dedupe][0] == logged_bytes:
                 self.confirmed = profile
                 return profile
         return order[0]

@@ -23,6 +23,7 @@ from core.analysis.serialize import (
     ENVELOPE_CLOSE,
     ENVELOPE_OPEN,
     LABEL_SEPARATOR,
+    MISSING,
     NOTE_CLOSE,
     NOTE_OPEN,
     SerializerRules,
@@ -129,7 +130,7 @@ class Lane:
             if env is not None:
                 self.pending_env = None
                 if item.kind == USER:
-                    self.append(fold_environment(env.msg, item.msg), measure)
+                    self.append(measure.fold(env.msg, item.msg), measure)
                     return
                 self.append(env.msg, measure)
             if item.kind == ENV:
@@ -149,6 +150,31 @@ class Lane:
             return None
         namer = self.namer
         namer.observe_message(msg)
+        # The other lanes usually render this very message identically (see `_rec_inputs`): share their Rec.
+        inputs = _rec_inputs(msg, rules, namer)
+        rec = measure.rec(msg, inputs)
+        if rec is None:
+            rec = measure.keep_rec(msg, inputs, self._render(msg, measure))
+        self.recs.append(rec)
+        self.cum.append(self.cum[-1].extend(rec.uw, rec.uw_tokens, rec.label, rec.body))
+        if rec.transmitted:
+            marks = rec.marks
+            self.trans.append(len(self.recs) - 1)
+            self.cum_delta.append(self.cum_delta[-1] + rec.delta)
+            for _index, tb in marks:
+                totals = self.tag_totals.setdefault(tb.tag, [0, 0])
+                totals[0] += 1
+                totals[1] += tb.nbytes
+            saved, markers, kept = keep_first_step(marks, self.kf_seen)
+            self.kf_saved += saved
+            self.kf_markers += markers
+            self.kf_kept += kept
+        self._track_calls(msg, rec.role)
+        return rec
+
+    def _render(self, msg: Mapping[str, Any], measure: Measure) -> Rec:
+        """Render one message under this lane's rules and reduce it to its Rec (labels, bodies, delta, spans)."""
+        rules, namer = self.rules, self.namer
         role = str(msg.get("role"))
         transmitted = is_transmitted(msg)
         label_text = history_label(msg, rules, namer)
@@ -173,22 +199,7 @@ class Lane:
         if transmitted:
             delta = sum(measure.nbytes(b["text"]) for b in delta_message(msg, rules, namer) if b.get("type") == "text")
         label = utf8_len(label_text) + 1 if label_text is not None else -1
-        rec = Rec(role, transmitted, label, body, delta, tuple(spans), tuple(tokens), tuple(marks))
-        self.recs.append(rec)
-        self.cum.append(self.cum[-1].extend(rec.uw, rec.uw_tokens, rec.label, rec.body))
-        if transmitted:
-            self.trans.append(len(self.recs) - 1)
-            self.cum_delta.append(self.cum_delta[-1] + delta)
-            for _index, tb in marks:
-                totals = self.tag_totals.setdefault(tb.tag, [0, 0])
-                totals[0] += 1
-                totals[1] += tb.nbytes
-            saved, markers, kept = keep_first_step(marks, self.kf_seen)
-            self.kf_saved += saved
-            self.kf_markers += markers
-            self.kf_kept += kept
-        self._track_calls(msg, role)
-        return rec
+        return Rec(role, transmitted, label, body, delta, tuple(spans), tuple(tokens), tuple(marks))
 
     def _track_calls(self, msg: Mapping[str, Any], role: str) -> None:
         if role == "toolResult":
@@ -210,14 +221,67 @@ class Lane:
         self.prev_trans = len(self.trans)
 
 
-class Measure:
-    """Per-message cache: the lanes render the same strings; each is measured and scanned once."""
+def _rec_inputs(msg: Mapping[str, Any], rules: SerializerRules, namer: ToolNamer) -> tuple[Any, ...]:
+    """Everything of a lane that its Rec of `msg` depends on, besides `msg` itself.
 
-    __slots__ = ("_bytes", "_scans")
+    A Rec is a function of the message, the content mapper (only when the content holds something other
+    than string `text` entries, and never for an assistant, whose body is `contentToText` and which is not
+    transmitted), whether the role is skipped, and the SDK names this lane's namer gives the tool names the
+    message mentions. Lanes with equal inputs render the message byte for byte alike, so one Rec serves them.
+    """
+    role = msg.get("role")
+    names: tuple[str, ...] = ()
+    mapper = None
+    if role == "assistant":
+        content = msg.get("content")
+        if isinstance(content, list):
+            names = tuple(
+                namer.sdk_name(block.get("name", MISSING))
+                for block in content
+                if isinstance(block, dict) and block.get("type", MISSING) == "toolCall"
+            )
+    else:
+        if role != "user":
+            names = (namer.sdk_name(msg.get("toolName", MISSING)),)
+        content = msg.get("content")
+        if isinstance(content, list) and not all(
+            isinstance(entry, dict) and entry.get("type") == "text" and isinstance(entry.get("text"), str)
+            for entry in content
+        ):
+            mapper = rules.content_mapper
+    return (mapper, role in rules.skip_roles, names)
+
+
+class Measure:
+    """Per-message cache: the lanes render the same strings; each is measured and scanned once, and a message
+    they render alike (`_rec_inputs`) is reduced to its Rec once."""
+
+    __slots__ = ("_bytes", "_folds", "_recs", "_scans")
 
     def __init__(self) -> None:
         self._bytes: dict[str, int] = {}
         self._scans: dict[tuple[str, bool], TextScan] = {}
+        # keyed by id(); the value holds the keyed objects, so an id cannot be reused while it is cached
+        self._recs: dict[tuple[int, tuple[Any, ...]], tuple[Mapping[str, Any], Rec]] = {}
+        self._folds: dict[tuple[int, int], tuple[Mapping[str, Any], Mapping[str, Any], dict[str, Any]]] = {}
+
+    def rec(self, msg: Mapping[str, Any], inputs: tuple[Any, ...]) -> Rec | None:
+        hit = self._recs.get((id(msg), inputs))
+        return hit[1] if hit is not None and hit[0] is msg else None
+
+    def keep_rec(self, msg: Mapping[str, Any], inputs: tuple[Any, ...], rec: Rec) -> Rec:
+        self._recs[(id(msg), inputs)] = (msg, rec)
+        return rec
+
+    def fold(self, env: Mapping[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
+        """`fold_environment(env, user)`, one object for every lane that folds (so they can share its Rec)."""
+        key = (id(env), id(user))
+        hit = self._folds.get(key)
+        if hit is not None and hit[0] is env and hit[1] is user:
+            return hit[2]
+        folded = fold_environment(env, user)
+        self._folds[key] = (env, user, folded)
+        return folded
 
     def nbytes(self, text: str) -> int:
         n = self._bytes.get(text)
@@ -248,11 +312,31 @@ class FlattenFacts:
 
 @dataclass(slots=True)
 class CallFacts:
-    """Everything needed to fill one Turn once its decision is known (cheap to keep for a moment)."""
+    """Everything needed to fill one Turn once its decision is known (cheap to keep for a moment).
+
+    A flatten of the context is measured only under the lanes that are asked for (`flatten_of`) while the
+    lanes still stand where the call left them; `complete` measures the rest before they move on, so a
+    turn whose decision comes later sees exactly what an eager measurement would have given.
+    """
 
     lanes: dict[str, Lane]  # rules name -> the lane object at the time (its prefix arrays stay valid)
     sizes: dict[str, tuple[int, int, int, int]]  # rules name -> (len(recs), len(trans), prev_len, prev_trans)
     flatten: dict[str, FlattenFacts]
+    completed: Mapping[str, WatchedExecution] | None = None  # the tool watch's record at the call
+    recognized: set[str] | None = None  # the directive tags recognized at the call
+
+    def flatten_of(self, name: str) -> FlattenFacts:
+        ff = self.flatten.get(name)
+        if ff is None:
+            assert self.completed is not None and self.recognized is not None, "measured after the lanes moved"
+            ff = self.flatten[name] = flatten_facts(self.lanes[name], self.completed, self.recognized)
+        return ff
+
+    def complete(self) -> None:
+        """Measure every lane now (the lanes are about to move on) and drop what measuring needed."""
+        for name in self.lanes:
+            self.flatten_of(name)
+        self.completed = self.recognized = None
 
 
 def flatten_facts(lane: Lane, completed: Mapping[str, WatchedExecution], recognized: set[str]) -> FlattenFacts:
