@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 PathPart = str | int
@@ -166,9 +166,20 @@ class VolatilityPolicy:
     """An ordered set of rules; the first rule that names a path gives its reason."""
 
     rules: tuple[VolatileRule, ...] = DEFAULT_RULES
+    #: the keys every rule's path ends with, when every rule names one (None otherwise): a path ending in any
+    #: other key or an index is named by no rule, which is the answer for almost every path asked about
+    _last_keys: frozenset[str] | None = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        last = [rule.last_key for rule in self.rules]
+        keys = None if any(key is None for key in last) else frozenset(key for key in last if key is not None)
+        object.__setattr__(self, "_last_keys", keys)
 
     def rule_for(self, path: Sequence[PathPart], *docs: Any) -> VolatileRule | None:
         """The rule naming `path` in any of `docs` (capture and commit), or None when the path is semantic."""
+        keys = self._last_keys
+        if keys is not None and (not path or path[-1] not in keys):
+            return None
         for rule in self.rules:
             for doc in docs:
                 if rule.matches(path, doc):
@@ -195,22 +206,26 @@ class VolatilityPolicy:
         return self._strip(doc, [], doc, self.depth)
 
     def _strip(self, node: Any, path: list[PathPart], root: Any, depth: int | None) -> Any:
+        # leaves are kept as they are without a call; a key no rule ends with is kept without asking the rules
         if depth is not None and len(path) >= depth:
             return node
+        keys = self._last_keys
         if isinstance(node, dict):
             out: dict[str, Any] = {}
             for key, value in node.items():
                 path.append(key)
-                if not self.is_volatile(path, root):
-                    out[key] = self._strip(value, path, root, depth)
+                if (keys is not None and key not in keys) or not self.is_volatile(path, root):
+                    out[key] = self._strip(value, path, root, depth) if isinstance(value, dict | list) else value
                 path.pop()
             return out
         if isinstance(node, list):
             items = []
             for i, value in enumerate(node):
-                path.append(i)
-                items.append(self._strip(value, path, root, depth))
-                path.pop()
+                if isinstance(value, dict | list):
+                    path.append(i)
+                    value = self._strip(value, path, root, depth)
+                    path.pop()
+                items.append(value)
             return items
         return node
 
