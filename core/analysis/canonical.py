@@ -27,6 +27,8 @@ from functools import lru_cache
 from json.encoder import encode_basestring  # C implementation: escapes like JSON.stringify, keeps non-ASCII
 from typing import Any
 
+import orjson
+
 from core.analysis.collation import collation_key
 
 
@@ -179,9 +181,112 @@ def canonical_json(value: Any) -> str:
     return text
 
 
+# ---------------------------------------------------------------------------------------------- fast path
+# Every hash is taken over UTF-8 bytes, and the hashed texts are large (~60 MB of canonical JSON per 100 MB of
+# transcripts): escaping each string with `encode_basestring`, searching the whole text for lone surrogates and
+# encoding it again cost more than walking the objects. `canonical_bytes` writes the UTF-8 directly, with
+# orjson escaping each string (byte-identical to `encode_basestring` for every code point but the surrogates,
+# checked by `tests/test_canonical.py`, and orjson refuses a lone surrogate). Anything it does not cover
+# exactly (a lone surrogate, a tuple or a subclass, a non-string key, depth past `_FAST_DEPTH`, which is where a
+# circular value would go) makes it write the whole value again with `canonical_json`, so the bytes never differ.
+
+
+class _Slow(Exception):
+    """The fast writer met something only `canonical_json` handles exactly."""
+
+
+_FAST_DEPTH = 200
+_MAX_PLANS = 4096
+
+
+@lru_cache(maxsize=_MAX_PLANS)
+def _key_plan(keys: tuple[str, ...]) -> tuple[tuple[str, bytes, bytes], ...]:
+    """(key, `"key":`, `,"key":`) in the order `JSON.stringify` writes the keys (see `_key_order`)."""
+    if any(type(key) is not str for key in keys):
+        raise _Slow
+    try:
+        return tuple((key, orjson.dumps(key) + b":", b"," + orjson.dumps(key) + b":") for key in _key_order(keys))
+    except TypeError:  # a lone surrogate in a key
+        raise _Slow from None
+
+
+def _write_bytes(value: Any, parts: list[bytes], depth: int) -> None:
+    """`_write`, as UTF-8, for dicts and lists (exact types) and the leaves `_leaf_bytes` takes."""
+    append = parts.append
+    dumps = orjson.dumps
+    if depth > _FAST_DEPTH:
+        raise _Slow
+    if type(value) is dict:
+        append(b"{")
+        first = True
+        for key, head, comma_head in _key_plan(tuple(value)):
+            item = value[key]
+            if item is UNDEFINED:
+                continue
+            if first:
+                first = False
+                append(head)
+            else:
+                append(comma_head)
+            kind = type(item)
+            if kind is str:
+                append(dumps(item))
+            elif kind is dict or kind is list:
+                _write_bytes(item, parts, depth + 1)
+            else:
+                _leaf_bytes(item, parts)
+        append(b"}")
+    elif type(value) is list:
+        append(b"[")
+        first = True
+        for item in value:
+            if first:
+                first = False
+            else:
+                append(b",")
+            kind = type(item)
+            if kind is str:
+                append(dumps(item))
+            elif kind is dict or kind is list:
+                _write_bytes(item, parts, depth + 1)
+            else:
+                _leaf_bytes(item, parts)
+        append(b"]")
+    else:
+        _leaf_bytes(value, parts)
+
+
+def _leaf_bytes(value: Any, parts: list[bytes]) -> None:
+    kind = type(value)
+    if kind is str:
+        parts.append(orjson.dumps(value))
+    elif value is None or value is UNDEFINED:
+        parts.append(b"null")
+    elif value is True:
+        parts.append(b"true")
+    elif value is False:
+        parts.append(b"false")
+    elif kind is int or kind is float:
+        parts.append(js_number(value).encode("ascii"))
+    else:  # tuples, subclasses, foreign objects: the generic writer's business
+        raise _Slow
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """`canonical_json(value).encode("utf-8")`, written directly as UTF-8 (what every digest hashes)."""
+    if value is UNDEFINED:
+        raise ValueError("JSON.stringify(undefined) is not a string; senpi never hashes undefined")
+    parts: list[bytes] = []
+    try:
+        _write_bytes(value, parts, 0)
+    except (_Slow, TypeError):  # TypeError: orjson refused a lone surrogate
+        return canonical_json(value).encode("utf-8")
+    return b"".join(parts)
+
+
 def digest(value: Any) -> str:
     """senpi's `sessionSyncDigest(value)`: lowercase hex SHA-256 of the canonical JSON."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()
 
 
 def digest_hex_list(hashes: list[str] | tuple[str, ...]) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 
 import xxhash
 
-from core.analysis.canonical import UNDEFINED, canonical_json, digest, get
+from core.analysis.canonical import UNDEFINED, canonical_bytes, digest, get
 from core.analysis.volatility import VolatilityPolicy, policy
 
 VERBATIM = "verbatim"
@@ -101,7 +101,7 @@ def assistant_hashes(message: dict[str, Any]) -> dict[str, str]:
 def stable_xxh3(message: dict[str, Any], volatility: VolatilityPolicy | None = None) -> str:
     """This tool's fingerprint: xxh3-64 hex of the hashed fields minus every volatile field."""
     stripped = (volatility or policy()).strip(hashed_fields(message, VERBATIM))
-    return xxhash.xxh3_64_hexdigest(canonical_json(stripped).encode("utf-8"))
+    return xxhash.xxh3_64_hexdigest(canonical_bytes(stripped))
 
 
 def fingerprints(message: dict[str, Any], volatility: VolatilityPolicy | None = None) -> dict[str, str]:
@@ -119,7 +119,7 @@ def fingerprints(message: dict[str, Any], volatility: VolatilityPolicy | None = 
         for other, data in seen:
             if other == obj:
                 return data
-        data = canonical_json(obj).encode("utf-8")
+        data = canonical_bytes(obj)
         seen.append((obj, data))
         return data
 
