@@ -59,9 +59,7 @@ class LogStats:
         if line.ts_ms is not None:
             self.recent.append((line.ts_ms, line.kind))
             self.last_ms = line.ts_ms if self.last_ms is None else max(self.last_ms, line.ts_ms)
-        if line.count is not None and line.kind in PEAK_KINDS and (
-            self.peak is None or line.count > self.peak.value
-        ):
+        if line.count is not None and line.kind in PEAK_KINDS and (self.peak is None or line.count > self.peak.value):
             self.peak = Peak(line.count, line.ts, line.ts_ms, line.kind)
         run = self.run
         if run is not None and run.kind == line.kind and run.reason == line.reason:
