@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -99,7 +99,9 @@ class Engine:
         self.total_lines = 0
         self.total_bytes = 0
         self.resets = 0  # rotations, truncations, replacements, deletions seen: such a history is not saved
-        self._resumed: tuple[int, int, dict[str, int]] | None = None  # see `resumed_in_order`
+        self._resumed: tuple[int, dict[str, int]] | None = None  # see `resumed_in_order`
+        self._first_poll: Callable[[], object] | None = None
+        self.polls = 0
         if watch:
             self.sources.start_watching()
 
@@ -107,7 +109,16 @@ class Engine:
     def poll(self, max_bytes: int | None = None) -> PollResult:
         """Read what is new everywhere and apply it. Safe to call from a worker thread."""
         with self._polling:
+            if self._first_poll is not None:
+                first, self._first_poll = self._first_poll, None
+                first()
+            self.polls += 1
             return self._poll(max_bytes)
+
+    def before_first_poll(self, fn: Callable[[], object]) -> None:
+        """Run `fn` at the start of the first `poll`, in the polling thread (the dashboard restores its saved
+        index there: its first frame is drawn at once, and the history appears with the first poll)."""
+        self._first_poll = fn
 
     def _poll(self, max_bytes: int | None) -> PollResult:
         batches = self.sources.poll(max_bytes)

@@ -235,8 +235,8 @@ class Index:
         `finish_pending`/`report_partials`: the bytes are taken now, so what those do later is not saved. A
         warm run that read nothing new returns None (the saved file is already this state).
         """
-        if self.status == "warm" and engine.total_bytes == self._restored_bytes:
-            return None
+        if engine.polls == 0 or (self.status == "warm" and engine.total_bytes == self._restored_bytes):
+            return None  # never read (a dashboard quit at once), or nothing new since the saved state
         with engine.reading():
             snap = engine.snapshot()
             if isinstance(snap, str):

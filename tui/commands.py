@@ -172,7 +172,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
         from core.index import Index
 
         index = Index.for_engine(engine, volatile=args.volatile, mode="live")
-        index.restore(engine)  # before the first poll: the first frame shows the saved history at once
+        restore = index.restore
+        engine.before_first_poll(lambda: restore(engine))  # in the ingest worker: the first frame is not delayed
     from tui.app import ContinuityApp
 
     app = ContinuityApp(engine, demo_writer=writer)
