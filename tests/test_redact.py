@@ -6,6 +6,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_helpers import T0, enrich, write_agent
 
 from core.engine import Engine
@@ -164,3 +166,39 @@ def test_redact_report_consuming_the_turns_gives_the_same_report() -> None:
     assert consumed == copied and list(consumed) == list(copied)
     assert consumed["turns"][0]["why"] == "k=[REDACTED:anthropic_key]"
     assert consumed["redactions"]["total"] == 4
+
+
+_pieces = st.sampled_from(
+    [ANTHROPIC, "Bearer abcdefgh12345678", "api\"key=hunter2hunter2", "api\\key: s3cr3tvalue99", "tokens",
+     "password", "ſecret", "\u212a", "\n", "\x00", "é", "x", " ", "token=", "://u:pw12345@h", "eyJ", "acca"]
+)  # fmt: skip
+_strings = st.lists(_pieces | st.text(max_size=8), max_size=6).map("".join)
+_values = st.recursive(
+    st.none() | st.integers() | _strings,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_strings, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(turn=st.dictionaries(_strings | st.just("tokens"), _values, max_size=4))
+def test_the_turn_gate_never_skips_what_the_walk_would_redact(turn: dict) -> None:
+    gated, walked = Redactor(), Redactor()
+    assert gated.turn(turn) == walked.value(turn)
+    assert gated.counts == walked.counts
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_strings)
+def test_the_fast_gate_is_a_superset_of_the_trigger_regex(text: str) -> None:
+    from core.report.redact import _TRIGGER, _may_hold_secret
+
+    if _TRIGGER.search(text):
+        assert _may_hold_secret(text)
+
+
+def test_the_fast_gate_knows_what_ignorecase_folds() -> None:
+    from core.report.redact import _TRIGGER, _may_hold_secret
+
+    for text in ("paſſword", "\u212aey api", "aıda", "AİDA", "Sk-", "BEARER", "api-KEY", "ghS_"):
+        assert bool(_TRIGGER.search(text)) <= _may_hold_secret(text), text
