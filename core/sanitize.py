@@ -43,6 +43,8 @@ def one_line(text: str, mark: str = "\u23ce") -> str:
 
 def display(value: object, limit: int = 2000) -> str:
     """The one call a surface needs: any value -> a clipped, single-line, inert string."""
+    if isinstance(value, str) and value and len(value) <= limit and value.isprintable():
+        return value  # every line break, escape and control character is non-printable: nothing to do
     text = value if isinstance(value, str) else str(value)
     return clip(sanitize(one_line(text)), limit)
 

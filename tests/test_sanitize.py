@@ -221,3 +221,12 @@ def test_the_hostile_fixtures_carry_every_vector_and_sanitize_makes_them_inert()
         assert vector in blob, f"the hostile fixtures lost {vector!r}"
     for s in strings:
         assert not any(forbidden(ch) for ch in display(s, 10_000))
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=st.text(max_size=40), limit=st.integers(1, 50))
+def test_display_fast_path_changes_nothing(value: str, limit: int) -> None:
+    """`display` returns a printable string as it is; the full path must agree on every input."""
+    from core.sanitize import clip, one_line, sanitize
+
+    assert display(value, limit) == clip(sanitize(one_line(value)), limit)
