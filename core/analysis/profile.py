@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from core.analysis.fingerprint import PROJECTED, TIMING_STRIPPED, VERBATIM
@@ -186,8 +187,27 @@ class Evidence:
         return {rule: (agree, disagree) for rule, (agree, disagree) in self._totals.items()}
 
 
+_DAY_MS = 86_400_000
+_MAX_MS = 253_402_300_800_000  # 10000-01-01: datetime's range ends just before
+
+
 def _date(ms: int) -> str:
+    """The UTC date of an epoch-ms timestamp. Every entry asks for it, and entries of one day share it, so an
+    integer in datetime's range is answered per day from a cache."""
+    if type(ms) is int and 0 <= ms < _MAX_MS:
+        return _day(ms // _DAY_MS)
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+@lru_cache(maxsize=1024)
+def _day(day: int) -> str:
+    return datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%d")
+
+
+@lru_cache(maxsize=1024)
+def _newest_by_date(date: str) -> int:
+    """The index of the newest profile released on or before `date` (0 when none)."""
+    return max((i for i, p in enumerate(PROFILES) if p.since_date <= date), default=0)
 
 
 def _bounds(ev: Evidence) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
@@ -232,7 +252,7 @@ def _bounds(ev: Evidence) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]
         before("2026.10.1", "fork/tainted_compaction logged")
     if ev.last_ms is not None:
         date = _date(ev.last_ms)
-        newest = max((i for i, p in enumerate(PROFILES) if p.since_date <= date), default=0)
+        newest = _newest_by_date(date)
         hi.append((newest, f"last entry dated {date}"))
     return lo, hi
 
