@@ -162,7 +162,9 @@ class PayloadAnalyzer:
         # Only a note's first WATCH_NOTE_CHARS can ever be shown (`tool_watch_note`); one unit more keeps "was it
         # longer" (the note's truncation suffix). The other ~2,800 of the 4,000 tracked chars, times 256 tracked
         # results per session, were a third of all the memory analysis kept.
-        execution = replace(execution, content=utf16_truncate(execution.content, WATCH_NOTE_CHARS + 1, ""))
+        content = utf16_truncate(execution.content, WATCH_NOTE_CHARS + 1, "")
+        if content is not execution.content:
+            execution = replace(execution, content=content)
         self.completed.pop(execution.tool_call_id, None)
         self.completed[execution.tool_call_id] = execution
         while len(self.completed) > WATCH_MAX_TRACKED:
@@ -182,10 +184,13 @@ class PayloadAnalyzer:
         """Fill the measured turns whose decision is now known. With `final`, turns still without a
         decision are given up (every analyzer has seen their entry by then)."""
         if self._late:
+            known = False
             for turn in self._late:
                 if turn.avoidable is not None:
                     turn.payload_bytes_if_stable = stable_bytes(turn)
-            self._late = deque((t for t in self._late if t.avoidable is None), maxlen=LATE_WINDOW)
+                    known = True
+            if known:  # settle runs twice per entry: the window is rebuilt only when a turn left it
+                self._late = deque((t for t in self._late if t.avoidable is None), maxlen=LATE_WINDOW)
         if not self._pending:
             return
         for index in list(self._pending):

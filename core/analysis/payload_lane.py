@@ -78,6 +78,11 @@ class Cum:
     rep_last: int | None = None  # digest of the last span seen
 
     def extend(self, spans: Sequence[tuple[int, int]], tokens: Sequence[bool], label: int, body: int) -> Cum:
+        if not spans and not tokens:  # most messages: only the section totals move (Cum is immutable)
+            if label < 0:
+                return self
+            return Cum(self.sections + label + body, self.labelled + 1, self.uw_n, self.uw_bytes, self.uw_last,
+                       self.depth, self.nested, self.rep_saved, self.rep_n, self.rep_last)  # fmt: skip
         nested, depth = self.nested, self.depth
         if tokens and not nested:
             nested, depth = ultrawork_depth(tokens, depth)
@@ -151,7 +156,7 @@ class Lane:
         namer = self.namer
         namer.observe_message(msg)
         # The other lanes usually render this very message identically (see `_rec_inputs`): share their Rec.
-        inputs = _rec_inputs(msg, rules, namer)
+        inputs = _rec_inputs(measure.shape(msg), rules, namer)
         rec = measure.rec(msg, inputs)
         if rec is None:
             rec = measure.keep_rec(msg, inputs, self._render(msg, measure))
@@ -221,42 +226,48 @@ class Lane:
         self.prev_trans = len(self.trans)
 
 
-def _rec_inputs(msg: Mapping[str, Any], rules: SerializerRules, namer: ToolNamer) -> tuple[Any, ...]:
-    """Everything of a lane that its Rec of `msg` depends on, besides `msg` itself.
+def _rec_inputs(shape: tuple[Any, tuple[Any, ...], bool], rules: SerializerRules, namer: ToolNamer) -> tuple[Any, ...]:
+    """Everything of a lane that its Rec of a message depends on, besides the message itself.
 
     A Rec is a function of the message, the content mapper (only when the content holds something other
     than string `text` entries, and never for an assistant, whose body is `contentToText` and which is not
     transmitted), whether the role is skipped, and the SDK names this lane's namer gives the tool names the
     message mentions. Lanes with equal inputs render the message byte for byte alike, so one Rec serves them.
+    `shape` is the lane-independent part (`_shape`).
     """
+    role, names, mapped = shape
+    return (
+        rules.content_mapper if mapped else None,
+        role in rules.skip_roles,
+        tuple(namer.sdk_name(name) for name in names) if names else (),
+    )
+
+
+def _shape(msg: Mapping[str, Any]) -> tuple[Any, tuple[Any, ...], bool]:
+    """(role, the tool names the message mentions, whether its content needs a content mapper)."""
     role = msg.get("role")
-    names: tuple[str, ...] = ()
-    mapper = None
+    content = msg.get("content")
     if role == "assistant":
-        content = msg.get("content")
+        names: tuple[Any, ...] = ()
         if isinstance(content, list):
             names = tuple(
-                namer.sdk_name(block.get("name", MISSING))
+                block.get("name", MISSING)
                 for block in content
                 if isinstance(block, dict) and block.get("type", MISSING) == "toolCall"
             )
-    else:
-        if role != "user":
-            names = (namer.sdk_name(msg.get("toolName", MISSING)),)
-        content = msg.get("content")
-        if isinstance(content, list) and not all(
-            isinstance(entry, dict) and entry.get("type") == "text" and isinstance(entry.get("text"), str)
-            for entry in content
-        ):
-            mapper = rules.content_mapper
-    return (mapper, role in rules.skip_roles, names)
+        return role, names, False
+    mapped = isinstance(content, list) and not all(
+        isinstance(entry, dict) and entry.get("type") == "text" and isinstance(entry.get("text"), str)
+        for entry in content
+    )
+    return role, (() if role == "user" else (msg.get("toolName", MISSING),)), mapped
 
 
 class Measure:
     """Per-message cache: the lanes render the same strings; each is measured and scanned once, and a message
     they render alike (`_rec_inputs`) is reduced to its Rec once."""
 
-    __slots__ = ("_bytes", "_folds", "_recs", "_scans")
+    __slots__ = ("_bytes", "_folds", "_recs", "_scans", "_shapes")
 
     def __init__(self) -> None:
         self._bytes: dict[str, int] = {}
@@ -264,6 +275,15 @@ class Measure:
         # keyed by id(); the value holds the keyed objects, so an id cannot be reused while it is cached
         self._recs: dict[tuple[int, tuple[Any, ...]], tuple[Mapping[str, Any], Rec]] = {}
         self._folds: dict[tuple[int, int], tuple[Mapping[str, Any], Mapping[str, Any], dict[str, Any]]] = {}
+        self._shapes: dict[int, tuple[Mapping[str, Any], tuple[Any, tuple[Any, ...], bool]]] = {}
+
+    def shape(self, msg: Mapping[str, Any]) -> tuple[Any, tuple[Any, ...], bool]:
+        hit = self._shapes.get(id(msg))
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        shape = _shape(msg)
+        self._shapes[id(msg)] = (msg, shape)
+        return shape
 
     def rec(self, msg: Mapping[str, Any], inputs: tuple[Any, ...]) -> Rec | None:
         hit = self._recs.get((id(msg), inputs))

@@ -262,11 +262,14 @@ class ToolNamer:
     results) is a context tool, because the model can only call a tool it was offered (see module docstring).
     """
 
-    __slots__ = ("_custom", "infer", "rules")
+    __slots__ = ("_custom", "_names", "infer", "rules")
 
     def __init__(self, rules: SerializerRules, context_tools: Iterable[str] | None = None) -> None:
         self.rules = rules
         self._custom: dict[str, str] = {}
+        #: answers of `sdk_name` for string names, valid until the next `_add` (a lane asks for a few names
+        #: many thousands of times)
+        self._names: dict[str, str] = {}
         self.infer = context_tools is None
         for name in context_tools or ():
             self._add(name)
@@ -278,6 +281,7 @@ class ToolNamer:
         sdk = CUSTOM_TOOL_PREFIX + name
         self._custom.setdefault(name, sdk)
         self._custom.setdefault(lowered, sdk)
+        self._names.clear()
 
     def observe(self, name: Any) -> None:
         if self.infer and isinstance(name, str) and name not in self._custom:
@@ -296,14 +300,21 @@ class ToolNamer:
                         self.observe(block.get("name"))
 
     def sdk_name(self, name: Any) -> str:
+        if type(name) is str:
+            known = self._names.get(name)
+            if known is not None:
+                return known
         text = js_template(name)
         lowered = text.lower()
-        return (
+        sdk = (
             self._custom.get(text)
             or self._custom.get(lowered)
             or self.rules.builtin_tools.get(lowered)
             or pascal_case(text)
         )
+        if type(name) is str:
+            self._names[name] = sdk
+        return sdk
 
 
 # ---------------------------------------------------------------------------------------------- content
