@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import core.analysis  # noqa: F401  (registers the session analyzers)
 from core.formats import sniff
 from core.formats.base import Adapter, load_object
 from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
-from core.model import Problem, Turn
+from core.model import Problem, Where
 from core.sources import Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.tail import StreamSnap
@@ -31,6 +32,8 @@ _T = TypeVar("_T", bound=tuple[Any, ...])
 SNIFF_HOLD_LINES = 50
 SNIFF_HOLD_BYTES = 4 * 1024 * 1024
 RESET_NOTICES = frozenset({"truncated", "replaced", "recreated", "deleted"})
+READ_CHUNK = 64 * 1024 * 1024
+"""Bytes per poll of a drain (see `drain`; `resumed_in_order` replays the same polls)."""
 
 
 @dataclass(slots=True)
@@ -99,7 +102,7 @@ class Engine:
         self.total_lines = 0
         self.total_bytes = 0
         self.resets = 0  # rotations, truncations, replacements, deletions seen: such a history is not saved
-        self._resumed: tuple[int, dict[str, int]] | None = None  # see `resumed_in_order`
+        self._resumed = False  # adopted a saved snapshot (see `resumed_in_order`)
         self._first_poll: Callable[[], object] | None = None
         self.polls = 0
         if watch:
@@ -142,7 +145,7 @@ class Engine:
             self.total_bytes += result.bytes
         return result
 
-    def drain(self, chunk: int = 64 * 1024 * 1024) -> None:
+    def drain(self, chunk: int = READ_CHUNK) -> None:
         """Read until nothing is left (the report; tests).
 
         A poll can consume a whole chunk and complete no line (inside a line longer than ``chunk``, e.g. an
@@ -153,7 +156,7 @@ class Engine:
         self.finish_pending()
         self.report_partials()
 
-    def read_all(self, chunk: int = 64 * 1024 * 1024) -> None:
+    def read_all(self, chunk: int = READ_CHUNK) -> None:
         """The reading half of `drain`: poll until nothing is left, then settle the order (see `settle_order`)."""
         left: int | None = None
         while True:
@@ -301,69 +304,30 @@ class Engine:
             self.rotations = snap.rotations
             self.total_lines = snap.total_lines
             self.total_bytes = snap.total_bytes
-            turns = {key: len(session.turns) for key, session in self.state.sessions.items()}
-            self._resumed = (len(self.state.log.continuity), turns)
+            self._resumed = True
             return None
 
-    def resumed_in_order(self) -> bool:
-        """After reading on from a restored snapshot: would a cold read have attributed the same way?
+    def resumed_in_order(self, chunk: int = READ_CHUNK) -> bool:
+        """After reading on from a restored snapshot: did attribution pair exactly as a cold `read_all` would?
 
         Log lines and transcript diagnostics are paired by (kind, reason, count), session and time, greedily,
-        in reading order; a cold read meets the log first, then every transcript in discovery order, while a
-        resumed one has already paired what it read before. Greedy pairing gives the same answer in any order
-        on a group of candidates that is a single pair or a single item, and the groups that hold nothing read
-        since were paired in the same relative order as a cold read would. So: every line or decision read
-        since must have at most one candidate, and that candidate no other. Usually true (new activity is dated
-        after what was read); not for e.g. an old transcript copied in: the caller then reads cold. True for a
-        cold engine.
+        in reading order (`State._attribute_turn`); a cold read meets every file in discovery order, in polls
+        of `chunk` bytes, while a resumed one paired what it had read before the new bytes arrived. Usually
+        the same (new activity is dated after what was read); not always (an old transcript copied in, two
+        sessions with the same decision within seconds): replay the cold order on what is now in memory
+        (`_cold_pairs`) and compare. True for a cold engine. False: the caller reads cold.
         """
-        if self._resumed is None:
+        if not self._resumed:
             return True
-        lines_before, turns_before = self._resumed
         with self.lock:
-            lines = self.state.log.continuity
-            by_key_lines: dict[tuple[str, str, int | None], list[tuple[int, int]]] = {}
-            for i, line in enumerate(lines):
-                if line.ts_ms is not None:
-                    by_key_lines.setdefault((line.kind, line.reason, line.count), []).append((line.ts_ms, i))
-            by_key_turns: dict[tuple[str, str, int | None], list[tuple[int, str, int]]] = {}
-            new_turns: list[tuple[str, int]] = []
-            for key, session in self.state.sessions.items():
-                for turn in session.turns:
-                    at = _at(turn)
-                    if at is not None and turn.logged is not None:
-                        by_key_turns.setdefault(_decision(turn), []).append((at, key, turn.index))
-                        if turn.index >= turns_before.get(key, 0):
-                            new_turns.append((key, turn.index))
-            for items in (*by_key_lines.values(), *by_key_turns.values()):
-                items.sort()
-
-            def lines_near(key: str, index: int) -> list[int]:
-                session = self.state.sessions[key]
-                turn = session.turns[index]
-                at = _at(turn)
-                assert at is not None
-                near = _window(by_key_lines.get(_decision(turn), []), at)
-                return [i for _, i in near if lines[i].session_id in (None, session.session_id)]
-
-            def turns_near(i: int) -> list[tuple[str, int]]:
-                line = lines[i]
-                assert line.ts_ms is not None
-                near = _window(by_key_turns.get((line.kind, line.reason, line.count), []), line.ts_ms)
-                sid = line.session_id
-                return [(k, t) for _, k, t in near if sid is None or self.state.sessions[k].session_id == sid]
-
-            for key, index in new_turns:
-                near = lines_near(key, index)
-                if len(near) > 1 or (near and turns_near(near[0]) != [(key, index)]):
-                    return False
-            for i in range(lines_before, len(lines)):
-                if lines[i].ts_ms is None:
-                    continue
-                near_turns = turns_near(i)
-                if len(near_turns) > 1 or (near_turns and lines_near(*near_turns[0]) != [i]):
-                    return False
-        return True
+            expected = _cold_pairs(self.state, self.sources.layout(), chunk)
+            actual = {
+                (key, turn.index): turn.log_line
+                for key, session in self.state.sessions.items()
+                for turn in session.turns
+                if turn.log_line is not None
+            }
+            return actual == expected
 
     def close(self) -> None:
         self.sources.close()
@@ -497,23 +461,124 @@ class Engine:
         self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))
 
 
-def _at(turn: Turn) -> int | None:
-    """The time attribution pairs a turn's logged decision by (`State._attribute_turn`); None: never paired."""
-    if turn.logged is None:
+def _cold_pairs(
+    state: State, layout: list[tuple[str, list[tuple[str, int]]]], chunk: int
+) -> dict[tuple[str, int], int]:
+    """(session key, turn index) -> log line index, as a cold `read_all(chunk)` of the same files pairs them.
+
+    Replays two things in plain data: the order a cold drain delivers lines in (`Sources` round-robin over the
+    streams in discovery order, each poll `chunk` bytes, a stream cut by the budget resumed after the others)
+    and the greedy pairing of `State` (a line takes the nearest waiting turn, a turn the nearest waiting line,
+    (gap, arrival) breaking ties; a line naming a session only pairs with that session's turns).
+    `tests/test_index.py` checks it against real cold drains at several chunk sizes.
+    """
+    base: dict[str, tuple[str, int]] = {}  # path -> (logical, bytes of the older generations before it)
+    sizes: dict[str, int] = {}
+    for logical, gens in layout:
+        offset = 0
+        for path, size in gens:
+            base[path] = (logical, offset)
+            offset += size
+        sizes[logical] = offset
+    # when a cold drain reads each stream's bytes: (poll, visit, first byte, end byte) per stretch
+    order = [logical for logical, _ in layout]
+    stretches: dict[str, list[tuple[int, int, int, int]]] = {logical: [] for logical in order}
+    pos = dict.fromkeys(order, 0)
+    rr, poll = 0, 0
+    while any(pos[lg] < sizes[lg] for lg in order):
+        budget, visit = chunk, 0
+        for i in range(len(order)):
+            idx = (rr + i) % len(order)
+            logical = order[idx]
+            if pos[logical] >= sizes[logical]:
+                continue
+            take = min(budget, sizes[logical] - pos[logical])
+            stretches[logical].append((poll, visit, pos[logical], pos[logical] + take))
+            visit += 1
+            pos[logical] += take
+            budget -= take
+            if pos[logical] < sizes[logical]:
+                rr = (idx + 1) % len(order) if take else idx
+                break
+        poll += 1
+
+    def arrival(where: Where) -> tuple[int, int, int] | None:
+        found = base.get(where.path)
+        if found is None:
+            return None
+        logical, offset = found
+        end = offset + where.offset + where.length + 1  # a line arrives with its newline
+        for p, v, start, stop in stretches[logical]:
+            if start < end <= stop:
+                return (p, v, end)
         return None
-    return turn.logged.ts_ms or turn.ts_ms
+
+    events: list[tuple[tuple[int, int, int], int, Any]] = []
+    for i, line in enumerate(state.log.continuity):
+        at = arrival(line.where)
+        if at is not None:
+            events.append((at, 0, i))
+    for key, session in state.sessions.items():
+        for turn in session.turns:
+            at = arrival(turn.where)
+            if at is not None and turn.logged is not None:
+                events.append((at, 1, (key, turn.index)))
+    events.sort(key=lambda e: e[0])
+    seq = itertools.count()
+    lines = state.log.continuity
+    waiting_lines: dict[tuple[str, str, int | None], list[tuple[int, int, int]]] = {}
+    waiting_turns: dict[tuple[str, str, int | None], list[tuple[int, int, tuple[str, int]]]] = {}
+    pairs: dict[tuple[str, int], int] = {}
+    for _, kind, item in events:
+        if kind == 0:
+            line = lines[item]
+            if line.ts_ms is None:
+                continue
+            key = (line.kind, line.reason, line.count)
+            turns = waiting_turns.get(key, [])
+            best: tuple[int, int, int] | None = None
+            for pos_, (ms, s, (skey, _index)) in _near(turns, line.ts_ms):
+                if line.session_id is not None and line.session_id != state.sessions[skey].session_id:
+                    continue
+                if best is None or (abs(ms - line.ts_ms), s) < best[:2]:
+                    best = (abs(ms - line.ts_ms), s, pos_)
+            if best is not None:
+                skey, index = turns.pop(best[2])[2]
+                pairs[(skey, index)] = item
+            else:
+                bisect.insort(waiting_lines.setdefault(key, []), (line.ts_ms, next(seq), item))
+        else:
+            skey, index = item
+            session = state.sessions[skey]
+            turn = session.turns[index]
+            assert turn.logged is not None
+            key = (turn.logged.kind, turn.logged.reason, turn.logged.count)
+            at = turn.logged.ts_ms or turn.ts_ms
+            if at is None:
+                continue
+            waiting = waiting_lines.get(key, [])
+            best = None
+            for pos_, (ms, s, i) in _near(waiting, at):
+                if lines[i].session_id is not None and lines[i].session_id != session.session_id:
+                    continue
+                if best is None or (abs(ms - at), s) < best[:2]:
+                    best = (abs(ms - at), s, pos_)
+            if best is not None:
+                pairs[item] = waiting.pop(best[2])[2]
+            else:
+                bisect.insort(waiting_turns.setdefault(key, []), (at, next(seq), item))
+    return pairs
 
 
-def _decision(turn: Turn) -> tuple[str, str, int | None]:
-    assert turn.logged is not None
-    return (turn.logged.kind, turn.logged.reason, turn.logged.count)
-
-
-def _window(items: list[_T], at: int) -> list[_T]:
-    """The items (sorted tuples, time first) within the attribution window of `at`."""
-    lo = bisect.bisect_left(items, (at - ATTRIBUTION_WINDOW_MS,))
-    hi = bisect.bisect_right(items, (at + ATTRIBUTION_WINDOW_MS + 1,))
-    return items[lo:hi]
+def _near(items: list[_T], ms: int) -> list[tuple[int, _T]]:
+    """(position, item) of the items (time-first tuples, sorted) within the attribution window of `ms`."""
+    lo = bisect.bisect_left(items, (ms - ATTRIBUTION_WINDOW_MS,))
+    out = []
+    for pos in range(lo, len(items)):
+        if items[pos][0] > ms + ATTRIBUTION_WINDOW_MS:
+            break
+        out.append((pos, items[pos]))
+    return out
 
 
 def _names_known_session(snap: EngineSnapshot, logical: str) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from core import index as index_mod
+from core.engine import Engine, _cold_pairs
 from core.index import Index
 from tests.report_helpers import SESSION_ID, Transcript, log_line, write_agent
 from tui.cli import main
@@ -359,3 +360,39 @@ def test_cache_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert index_mod.cache_dir() == tmp_path / "continuity-tui"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert index_mod.cache_dir() == Path.home() / ".cache" / "continuity-tui"
+
+
+# ---------------------------------------------------------------------------------------------- the replay
+def _pairs(engine: Engine) -> dict[tuple[str, int], int]:
+    return {
+        (key, turn.index): turn.log_line
+        for key, session in engine.state.sessions.items()
+        for turn in session.turns
+        if turn.log_line is not None
+    }
+
+
+@pytest.mark.parametrize("chunk", [64 << 20, 20_000, 4_096, 700])
+@pytest.mark.parametrize("which", ["demo", "agent", "crowded"])
+def test_the_cold_replay_pairs_as_a_cold_drain_does(tmp_path: Path, chunk: int, which: str) -> None:
+    """`resumed_in_order` trusts `_cold_pairs` to know how a cold drain pairs log lines with decisions: check
+    it against real cold drains, in one poll and in polls small enough to cut every file (the round-robin
+    resumes a cut file after the others), on data where the pairing is ambiguous (`crowded`: two sessions
+    with the same decisions at the same times, no session ids on the log lines)."""
+    if which == "demo":
+        root = DEMO
+    else:
+        root = agent(tmp_path)
+        if which == "crowded":
+            transcript = transcript_of(root)
+            twin = transcript.parent.parent / "--home-dev-aaa--" / transcript.name.replace("0001", "0009")
+            twin.parent.mkdir()
+            twin.write_bytes(transcript.read_bytes().replace(b"0001", b"0009"))
+    engine = Engine([root])
+    try:
+        engine.read_all(chunk)
+        pairs = _pairs(engine)
+        assert pairs, "nothing paired: the check would be vacuous"
+        assert _cold_pairs(engine.state, engine.sources.layout(), chunk) == pairs
+    finally:
+        engine.close()

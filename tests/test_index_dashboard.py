@@ -71,3 +71,28 @@ def test_no_cache_dashboard_reads_and_writes_no_index(tmp_path: Path, sessions_s
     args = dashboard_parser().parse_args([str(agent), "--no-cache"])
     assert commands.run_dashboard(args) == 0
     assert not index_mod.cache_dir().exists() or not any(index_mod.cache_dir().iterdir())
+
+
+async def test_a_restored_engine_paints_what_a_cold_one_paints(tmp_path: Path) -> None:
+    """The real app (Pilot) on an engine whose index is restored by its first poll: the same screen."""
+    from tui_fixtures import FROZEN, screen_output, wait_loaded
+    from tui_fixtures import write_agent as write_tui_agent
+
+    from core.engine import Engine
+    from core.index import Index
+
+    root = tmp_path / "agent"
+    write_tui_agent(root)
+    screens: list[list[str]] = []
+    for _ in range(2):
+        engine = Engine([root], newest_first=True)
+        index = Index.for_engine(engine, volatile=[], mode="live")
+        engine.before_first_poll(lambda engine=engine, index=index: index.restore(engine))
+        app = ContinuityApp(engine, live=False, clock=lambda: FROZEN)
+        async with app.run_test(size=(160, 45)) as pilot:
+            await wait_loaded(pilot, app)
+            screens.append(screen_output(app)[1])
+        index.save(engine)
+        engine.close()
+    assert index.status == "warm"
+    assert screens[0] == screens[1] and any("Turns" in line for line in screens[1])

@@ -1050,6 +1050,15 @@ class Sources:
         with self._lock:
             return list(self._order)
 
+    def layout(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """Per stream in discovery order, its generations oldest first as (path, size at the last survey)."""
+        with self._lock:
+            out = []
+            for logical in self._order:
+                gens = sorted(self._streams[logical].gens, key=lambda g: g.current)  # the order reading takes
+                out.append((logical, [(g.path, g.size) for g in gens if not g.gone]))
+            return out
+
     def export_state(self, full_digest: frozenset[str] = frozenset()) -> list[StreamSnap] | str:
         """Every stream's reading position, or the reason it cannot be resumed faithfully by another process.
 
