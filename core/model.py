@@ -135,9 +135,7 @@ class AgentEvent:
     obj: dict[str, Any]
 
 
-Record = (
-    LogEvent | ContinuityLine | CloseLine | TranscriptEntry | SessionHeader | Sidecar | AgentEvent | Problem
-)
+Record = LogEvent | ContinuityLine | CloseLine | TranscriptEntry | SessionHeader | Sidecar | AgentEvent | Problem
 
 
 @dataclass(slots=True)

@@ -200,7 +200,14 @@ def test_a_snapshot_names_an_unterminated_last_line_and_rotation_is_not_a_proble
     log.write_bytes(first + b'{"ts":"2026-08-22T09:05:00.000Z","lev')
     engine.drain()
     errors = [(Path(p.path).name, p.line, p.offset, p.error) for p in engine.state.problems]
-    assert errors == [("session.log", 2, len(first), "incomplete last line: 37 bytes without a newline (a write in progress or a torn write); not read")]
+    assert errors == [
+        (
+            "session.log",
+            2,
+            len(first),
+            "incomplete last line: 37 bytes without a newline (a write in progress or a torn write); not read",
+        )
+    ]
     assert engine.rotations == 1 and engine.state.log.stats.events == 5
     engine.drain()  # named once, not on every snapshot
     assert len(engine.state.problems) == 1
