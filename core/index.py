@@ -29,8 +29,8 @@ import contextlib
 import copyreg
 import dataclasses
 import gc
+import gzip
 import hashlib
-import io
 import json
 import os
 import pickle
@@ -38,12 +38,13 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import xxhash
 
 from core.analysis.fingerprint import HashChain
 from core.engine import Engine, EngineSnapshot
@@ -122,6 +123,46 @@ def _reduce_chain(node: HashChain) -> tuple[Any, tuple[HashChain | None, tuple[s
 
 
 copyreg.pickle(HashChain, _reduce_chain)
+
+
+# ---------------------------------------------------------------------- pickling a running xxhash state
+# An xxhash object cannot export its running state (Claude Code calls hash their content blocks as they
+# arrive). Saved as its digest so far: a restored call whose hash never grows again (the usual case: its lines
+# were all written) reports the same; one that does grow marks the run `spent_used` and a report reads cold.
+_spent_used = threading.Event()
+
+
+class _SpentHash:
+    """Stands in for a restored xxhash state: the digest so far; an `update` marks the run as not resumable."""
+
+    __slots__ = ("_hex",)
+
+    def __init__(self, hexdigest: str) -> None:
+        self._hex = hexdigest
+
+    def update(self, data: bytes) -> None:
+        _spent_used.set()
+
+    def hexdigest(self) -> str:
+        return self._hex
+
+    def intdigest(self) -> int:
+        return int(self._hex, 16)
+
+    def digest(self) -> bytes:
+        return bytes.fromhex(self._hex)
+
+    def copy(self) -> _SpentHash:
+        return _SpentHash(self._hex)
+
+
+def _reduce_running_hash(obj: Any) -> tuple[type[_SpentHash], tuple[str]]:
+    return _SpentHash, (obj.hexdigest(),)
+
+
+for _hasher in (xxhash.xxh3_64, xxhash.xxh3_128, xxhash.xxh64, xxhash.xxh32):
+    copyreg.pickle(type(_hasher()), _reduce_running_hash)
+copyreg.pickle(_SpentHash, lambda obj: (_SpentHash, (obj.hexdigest(),)))
 
 
 # Frozen slotted dataclasses (e.g. the ~90,000 context messages of the 100 MB corpus) pickle through
@@ -221,40 +262,58 @@ class Index:
         if reason is not None:
             self.status = f"cold: {reason}"
             return False
+        _spent_used.clear()
         self.status = "warm"
         self._restored_bytes = engine.total_bytes
         with contextlib.suppress(OSError):
             os.utime(self.path)  # most recently used: kept longest
         return True
 
+    def resumable(self, engine: Engine) -> bool:
+        """After reading on from a restored snapshot: is the result the one a cold read gives? (A running hash
+        saved as its digest grew again, or log lines pair differently than a cold read pairs them: no.)"""
+        if self.status != "warm":
+            return True
+        if _spent_used.is_set():
+            self.status = "cold: a call saved half-hashed received more content"
+            return False
+        if not engine.resumed_in_order():
+            self.status = "cold: new decisions could pair with saved ones differently than a cold read"
+            return False
+        return True
+
     def _read(self) -> EngineSnapshot | None:
+        """The saved snapshot, streamed from the file (no copy of it, compressed or not, is ever whole in
+        memory: at 1 GB of history the pickle alone is a quarter of a gigabyte)."""
         try:
-            with open(self.path, "rb") as fh:
-                data = fh.read()
+            fh = open(self.path, "rb")  # noqa: SIM115  (closed below, after a streamed load)
         except FileNotFoundError:
             self.status = "cold: no index yet"
             return None
         except OSError as exc:
             return self._ignore(f"unreadable ({exc.strerror or exc})")
-        if not data.startswith(MAGIC):
-            return self._ignore("not an index of this version")
-        rest = data[len(MAGIC) :]
-        end = rest.find(b"\n")
-        try:
-            header = json.loads(rest[:end]) if end >= 0 else None
-        except ValueError:
-            header = None
-        if not isinstance(header, dict):
-            return self._ignore("corrupt header")
-        if header != self._header():
-            self.status = "cold: index of other code or options"
-            return None
-        try:
-            with _bulk():
-                snap = pickle.loads(zlib.decompress(rest[end + 1 :]))
-                gc.freeze()  # a long-lived heap: keep full collections from walking it (as `tui.cli.tune_gc` does)
-        except Exception as exc:  # a damaged file can raise anything from zlib or pickle
-            return self._ignore(f"corrupt ({type(exc).__name__})")
+        with fh:
+            try:
+                magic, line = fh.read(len(MAGIC)), fh.readline(1 << 16)
+            except OSError as exc:
+                return self._ignore(f"unreadable ({exc.strerror or exc})")
+            if magic != MAGIC:
+                return self._ignore("not an index of this version")
+            try:
+                header = json.loads(line) if line.endswith(b"\n") else None
+            except ValueError:
+                header = None
+            if not isinstance(header, dict):
+                return self._ignore("corrupt header")
+            if header != self._header():
+                self.status = "cold: index of other code or options"
+                return None
+            try:
+                with _bulk(), gzip.GzipFile(fileobj=fh, mode="rb") as gz:
+                    snap = pickle.load(gz)
+                    gc.freeze()  # a long-lived heap: keep full collections from walking it (as `tui.cli.tune_gc`)
+            except Exception as exc:  # a damaged file can raise anything from gzip, zlib or pickle
+                return self._ignore(f"corrupt ({type(exc).__name__})")
         if not isinstance(snap, EngineSnapshot):
             return self._ignore("corrupt (unexpected content)")
         return snap
@@ -265,12 +324,13 @@ class Index:
         return None
 
     # ------------------------------------------------------------------ save
-    def capture(self, engine: Engine) -> bytes | None:
-        """The engine's snapshot as file contents, or None when it is not worth or not safe to save.
+    def capture(self, engine: Engine) -> Path | None:
+        """Write the engine's snapshot to a temp file beside the index; None when not worth or not safe to save.
 
         Call right after the reading (`Engine.read_all`, or between two polls of a live engine), before
-        `finish_pending`/`report_partials`: the bytes are taken now, so what those do later is not saved. A
-        warm run that read nothing new returns None (the saved file is already this state).
+        `finish_pending`/`report_partials`: what those do later is not saved. `write` then publishes the file
+        (an atomic rename), so a run that fails in between leaves the previous index whole. A warm run that
+        read nothing new saves nothing (the index is already this state).
         """
         if engine.polls == 0 or (self.status == "warm" and engine.total_bytes == self._restored_bytes):
             return None  # never read (a dashboard quit at once), or nothing new since the saved state
@@ -279,37 +339,38 @@ class Index:
             if isinstance(snap, str):
                 self.status += f"; not saved: {snap}"
                 return None
-            buffer = io.BytesIO()
-            buffer.write(MAGIC)
-            buffer.write(json.dumps(self._header(), sort_keys=True).encode() + b"\n")
+            tmp: str | None = None
             try:
-                _register_frozen_dataclasses()
-                with _bulk():
-                    payload = pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception as exc:  # an analysis object pickle cannot save: run uncached
-                self.notices.append(f"index not saved: {type(exc).__name__}: {exc}")
+                self.directory.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".index", dir=self.directory)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(MAGIC + json.dumps(self._header(), sort_keys=True).encode() + b"\n")
+                    _register_frozen_dataclasses()
+                    with _bulk(), gzip.GzipFile(fileobj=fh, mode="wb", compresslevel=1, mtime=0) as gz:
+                        pickle.dump(snap, gz, protocol=pickle.HIGHEST_PROTOCOL)
+                done, tmp = Path(tmp), None
+                return done
+            except OSError as exc:
+                self.notices.append(f"index not saved in {self.directory}: {exc.strerror or exc}")
                 return None
-        buffer.write(zlib.compress(payload, 1))
-        return buffer.getvalue()
+            except Exception as exc:  # an analysis object pickle cannot save: run uncached
+                self.status += f"; not saved: {type(exc).__name__}: {exc}"
+                return None
+            finally:
+                if tmp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
 
-    def write(self, blob: bytes | None) -> None:
-        """Write atomically (temp file + rename), then keep only the `KEEP` most recently used indexes."""
-        if blob is None:
+    def write(self, captured: Path | None) -> None:
+        """Publish a captured snapshot (rename over the index), then keep the `KEEP` most recently used."""
+        if captured is None:
             return
-        tmp: str | None = None
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".index", dir=self.directory)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, self.path)
-            tmp = None
+            os.replace(captured, self.path)
         except OSError as exc:
             self.notices.append(f"index not saved in {self.directory}: {exc.strerror or exc}")
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+            with contextlib.suppress(OSError):
+                captured.unlink()
         prune(self.directory)
 
     def save(self, engine: Engine) -> None:

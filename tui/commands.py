@@ -62,16 +62,15 @@ def _load(args: argparse.Namespace) -> Engine | int:
         index = Index.for_engine(engine, volatile=args.volatile, mode="report")
         index.restore(engine)
     engine.read_all()
-    if index is not None and not engine.resumed_in_order():
-        engine.close()  # what was read since could pair with what was read before differently: read it all
-        index.status = "cold: new decisions could pair with saved ones differently than a cold read"
+    if index is not None and not index.resumable(engine):
+        engine.close()  # what was read since would not give what a cold read gives: read it all
         engine = open_engine(paths, args.volatile)
         engine.read_all()
-    blob = index.capture(engine) if index is not None else None
+    captured = index.capture(engine) if index is not None else None
     engine.finish_pending()
     engine.report_partials()
     if index is not None:
-        index.write(blob)
+        index.write(captured)
         for line in index.notices:
             notice(line)
     if not _readable(engine):
