@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import tempfile
 from pathlib import Path
@@ -87,7 +88,7 @@ def unknown_session(args: argparse.Namespace, report: dict) -> bool:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from core.report import ReportOptions, build_report, render_bytes
+    from core.report import ReportOptions, build_report, write
 
     loaded = _load(args)
     if isinstance(loaded, int):
@@ -102,31 +103,44 @@ def run_report(args: argparse.Namespace) -> int:
     if bad or not formats:
         loaded.close()
         return fail(f"--format: expected json, md or html, got {args.format!r}")
-    report = build_report(loaded, options)
-    loaded.close()
-    del loaded  # the analysis state is no longer needed: free it before rendering (the peak of a big report)
-    if unknown_session(args, report):
-        return fail(f"--session {args.session}: no session matches")
-    if args.output is None:
-        if len(formats) > 1:
-            return fail("several formats need -o DIR")
-        data = render_bytes(report, formats[0])
-        buffer = getattr(sys.stdout, "buffer", None)
-        if buffer is None:  # a text-only stdout (a redirect in tests)
-            sys.stdout.write(data.decode("utf-8"))
+    if args.output is None and len(formats) > 1:
+        loaded.close()
+        return fail("several formats need -o DIR")
+    # One JSON document (the common case, and the big one): its turns are made, redacted and written one at a
+    # time from the state (`TurnStream`), so a 46,000-turn report never holds them all; other renderings
+    # need the whole list, and the state is freed before they render.
+    stream = formats == ["json"]
+    report = build_report(loaded, options, stream_turns=stream)
+    if not stream:
+        loaded.close()
+        del loaded
+    try:
+        if unknown_session(args, report):
+            return fail(f"--session {args.session}: no session matches")
+        if args.output is None:
+            buffer = getattr(sys.stdout, "buffer", None)
+            if buffer is None:  # a text-only stdout (a redirect in tests)
+                text = io.BytesIO()
+                write(report, formats[0], text)
+                sys.stdout.write(text.getvalue().decode("utf-8"))
+                return EXIT_OK
+            sys.stdout.flush()
+            write(report, formats[0], buffer)
+            buffer.flush()
             return EXIT_OK
-        sys.stdout.flush()
-        buffer.write(data)
-        buffer.flush()
+        out: Path = args.output
+        if len(formats) > 1 or out.is_dir():
+            out.mkdir(parents=True, exist_ok=True)
+            for fmt in formats:
+                with open(out / f"continuity-report.{fmt}", "wb") as fh:
+                    write(report, fmt, fh)
+            return EXIT_OK
+        with open(out, "wb") as fh:
+            write(report, formats[0], fh)
         return EXIT_OK
-    out: Path = args.output
-    if len(formats) > 1 or out.is_dir():
-        out.mkdir(parents=True, exist_ok=True)
-        for fmt in formats:
-            (out / f"continuity-report.{fmt}").write_bytes(render_bytes(report, fmt))
-        return EXIT_OK
-    out.write_bytes(render_bytes(report, formats[0]))
-    return EXIT_OK
+    finally:
+        if stream:
+            loaded.close()
 
 
 def run_check(args: argparse.Namespace) -> int:
