@@ -9,7 +9,9 @@ from __future__ import annotations
 import bisect
 import contextlib
 import itertools
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +25,7 @@ from core.model import Problem, Where
 from core.sources import Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.tail import StreamSnap
-from core.state import ATTRIBUTION_WINDOW_MS, State
+from core.state import ATTRIBUTION_WINDOW_MS, PARK_IDLE_S, PARKABLE_FORMATS, State
 from core.timeutil import now_ms
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
@@ -34,6 +36,8 @@ SNIFF_HOLD_BYTES = 4 * 1024 * 1024
 RESET_NOTICES = frozenset({"truncated", "replaced", "recreated", "deleted"})
 READ_CHUNK = 64 * 1024 * 1024
 """Bytes per poll of a drain (see `drain`; `resumed_in_order` replays the same polls)."""
+PARK_CHECK_S = 30.0
+"""A live engine looks for sessions to park (`park_idle`) at most this often."""
 
 
 @dataclass(slots=True)
@@ -83,9 +87,22 @@ class EngineSnapshot:
 
 
 class Engine:
-    def __init__(self, paths: list[Path], *, watch: bool = False, newest_first: bool = False) -> None:
+    def __init__(
+        self,
+        paths: list[Path],
+        *,
+        watch: bool = False,
+        newest_first: bool = False,
+        park_after_s: float | None = PARK_IDLE_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         """``newest_first``: a budget-limited `poll` reads the most recently modified files first (a dashboard:
-        the newest sessions are on screen at once, history fills in behind; see `Sources`)."""
+        the newest sessions are on screen at once, history fills in behind; see `Sources`).
+        ``park_after_s``: a poll parks sessions whose transcript is read to its end and unmodified that long
+        (by ``clock``, against the file's mtime; `read_all` parks every fully read one); None never parks."""
+        self._park_after = park_after_s
+        self._clock = clock
+        self._park_checked = float("-inf")
         self.paths = [Path(p) for p in paths]
         self.roots = resolve_roots(self.paths)
         self.sources = Sources(self.roots, newest_first=newest_first)
@@ -141,6 +158,8 @@ class Engine:
                 for notice in batch.notices:
                     if notice.kind == "deleted":
                         self._notice(batch.logical, notice)
+            if self._park_after is not None and self._clock() - self._park_checked >= PARK_CHECK_S:
+                self.park_idle(self._park_after)
             self.total_lines += result.lines
             self.total_bytes += result.bytes
         return result
@@ -161,6 +180,8 @@ class Engine:
         left: int | None = None
         while True:
             result = self.poll(chunk)
+            if self._park_after is not None:
+                self.park_idle(0.0)  # nothing more is read for a file read to its end: park it now
             now = self.sources.pending_bytes()
             if not result.lines and not result.changed and (now == 0 or (left is not None and now >= left)):
                 break
@@ -225,6 +246,39 @@ class Engine:
 
     def wait(self, timeout: float) -> bool:
         return self.sources.wait(timeout)
+
+    # ------------------------------------------------------------------ parking (State.park)
+    def park_idle(self, min_idle_s: float) -> int:
+        """Park the session of every transcript read to its end (no held partial line) whose file has not been
+        modified for `min_idle_s` (by the engine's clock); returns how many were parked now. A file read in
+        budget-sized chunks is parked only once its last chunk is in."""
+        with self.lock:
+            now = self._park_checked = self._clock()
+            held = {partial.path for partial in self.sources.held_partials()}
+            parked = 0
+            for stat in self.sources.files:
+                path = stat.path
+                adapter = self.adapters.get(stat.logical)
+                if adapter is None or adapter.name not in PARKABLE_FORMATS or path != stat.logical:
+                    continue
+                if not stat.exists or stat.size is None or stat.bytes_read != stat.size or path in held:
+                    continue
+                if path not in self.state.sessions or self.state.is_parked(path):
+                    continue
+                if min_idle_s > 0:
+                    try:
+                        if now - os.stat(path).st_mtime < min_idle_s:
+                            continue
+                    except OSError:
+                        continue
+                parked += self.state.park(path, stat.size)
+            return parked
+
+    def _unpark(self, key: str, end: int) -> None:
+        """Rebuild a parked session from its file's first `end` bytes (`State.unpark`)."""
+        adapter = self.adapters.get(key)
+        if adapter is not None:
+            self.state.unpark(key, adapter.parse, end, self.sources.max_line_bytes)
 
     # ------------------------------------------------------------------ persistence (core.index)
     @contextlib.contextmanager
@@ -373,6 +427,8 @@ class Engine:
             stat.format = adapter.name
         elif stat.format is None:
             stat.format = adapter.name
+        if lines and self.state.is_parked(path):
+            self._unpark(path, lines[0].offset)  # its file grew: rebuild it before the new lines extend it
         apply = self.state.apply
         parse = adapter.parse
         stat.lines += len(lines)

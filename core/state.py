@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -26,6 +26,7 @@ from core.model import (
     Problem,
     Record,
     SessionHeader,
+    Sidecar,
     TranscriptEntry,
     Turn,
     Where,
@@ -37,6 +38,14 @@ from core.timeutil import any_ms, now_ms, parse_iso_ms
 ATTRIBUTION_WINDOW_MS = 5_000
 _T = TypeVar("_T")
 MAX_PROBLEMS = 1000
+#: A live dashboard parks a session (`State.park`) once its transcript was read to the end and has not been
+#: modified for this long: months of finished history then cost what the surfaces show, not the machinery
+#: that would extend them. A report parks every fully read transcript (nothing is read after its drain).
+PARK_IDLE_S = 600.0
+#: The formats whose sessions can be parked: a transcript whose session is rebuilt by re-reading that one file.
+#: (Claude Code and mux sessions are assembled by record handlers from several files: never parked.)
+PARKABLE_FORMATS = frozenset({"senpi-transcript", "pi-transcript"})
+Parse = Callable[[str, int, int, bytes], Iterable[Record]]
 
 
 @dataclass(slots=True)
@@ -66,6 +75,7 @@ class SessionState:
     sidecar_where: Where | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     entries: int = 0
+    parked: int | None = None  # parked (`State.park`): the byte offset its transcript was read to; else None
 
     def analyzer(self, name: str) -> SessionAnalyzer | None:
         return self.analyzers.get(name)
@@ -131,6 +141,10 @@ class State:
         session = self.sessions.pop(key, None)
         if session is None:
             return
+        for handler in self.handlers:
+            forget = getattr(handler, "forget_session", None)
+            if forget is not None:
+                forget(session)  # what a handler keeps by session key would point into the forgotten session
         for turns in self._unmatched_turns.values():
             turns.discard(lambda t: t[0] == key)
         for index, line in enumerate(self.log.continuity):
@@ -138,6 +152,80 @@ class State:
                 line.matched_session = None
                 line.matched_turn = None
                 self._wait_line(line, index)
+        self.version += 1
+
+    # ------------------------------------------------------------------ parking
+    def park(self, key: str, end: int) -> bool:
+        """Drop the incremental machinery of a session whose transcript was read to byte `end` and is done.
+
+        Every analyzer settles what it decides lazily and keeps only what the surfaces read (turn fields,
+        per-session summaries, directive ledgers, the profile tracker) and what records from other files may
+        still need (an event recording re-judges a commit and re-runs the replay from it; a restart binding is
+        judged against the newest branch mark; a log line adds build evidence); `SessionState.nodes` stays
+        (the drill-down re-reads entries through it). A parked session never sees another transcript entry:
+        when its file grows, it is rebuilt from the file first (`unpark`). True when it was parked now.
+        """
+        session = self.sessions.get(key)
+        if session is None or session.parked is not None or not session.analyzers:
+            return False
+        for analyzer in session.analyzers.values():
+            park = getattr(analyzer, "park", None)
+            if park is not None:
+                park(session)
+        session.parked = end
+        return True
+
+    def is_parked(self, key: str) -> bool:
+        session = self.sessions.get(key)
+        return session is not None and session.parked is not None
+
+    def unpark(self, key: str, parse: Parse, end: int, max_line: int) -> None:
+        """Rebuild a parked session: forget it, then apply its transcript's first `end` bytes again, line by line,
+        exactly as the tailer delivered them (the same correctness path as a truncated transcript's re-read).
+
+        The session keeps its place among the sessions (reports list ties in that order) and its sidecar (a
+        restart binding read from another file, applied again after the rebuild as a live run had it), the build
+        evidence log lines gave it (`adopt`), and its event recordings (`RecordingMatcher.forget_session`).
+        Problems of the re-read lines are not added again: they were reported when the lines were first read.
+        """
+        session = self.sessions.get(key)
+        if session is None or session.parked is None:
+            return
+        order = list(self.sessions)
+        sidecar = Sidecar(session.sidecar_where, session.sidecar) if session.sidecar_where is not None else None
+        carried = [(name, analyzer) for name, analyzer in session.analyzers.items() if hasattr(analyzer, "adopt")]
+        self.reset_session(key)
+        if carried:
+            # evidence other files gave (log lines naming the session): before its entries, as a cold read has it
+            fresh = self.session_for(key, session.session_id)
+            for name, analyzer in carried:
+                target = fresh.analyzers.get(name)
+                if target is not None:
+                    target.adopt(analyzer)  # type: ignore[attr-defined]
+        try:
+            with open(key, "rb") as fh:
+                data = fh.read(end)
+        except OSError:
+            data = b""
+        pos = lineno = 0
+        while True:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            lineno += 1
+            line = data[pos:nl]
+            if line and not line.isspace() and len(line) <= max_line:
+                for record in parse(key, lineno, pos, line):
+                    if not isinstance(record, Problem):
+                        self.apply(record)
+            pos = nl + 1
+        if sidecar is not None and key in self.sessions:
+            self.apply(sidecar)
+        if key in self.sessions:
+            rank = {k: i for i, k in enumerate(order)}
+            ordered = sorted(self.sessions.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+            self.sessions.clear()  # in place: readers may hold the dict
+            self.sessions.update(ordered)
         self.version += 1
 
     # ------------------------------------------------------------------ sessions

@@ -524,6 +524,26 @@ class RecordingMatcher:
                     return
         self.waiting.setdefault(key, []).append((session.key, turn.index))
 
+    def forget_session(self, session: SessionState) -> None:
+        """A session is forgotten (`State.reset_session`): its turns no longer wait for recordings, and the
+        recordings attached to them wait again, as if never matched (a re-read of its file matches them anew)."""
+        key = session.key
+        analyzer = session.analyzer("commit")
+        if isinstance(analyzer, CommitAnalyzer):
+            attached = [f.recording for f in analyzer.facts if f.recording is not None]
+            for committed in attached:
+                if committed.matched:
+                    committed.matched = False
+                    self.matched -= 1
+                    self.pending.setdefault(committed.verbatim, []).append(committed)
+                    self.pending_total += 1
+        for hash_key in [k for k, turns in self.waiting.items() if any(t[0] == key for t in turns)]:
+            left = [t for t in self.waiting[hash_key] if t[0] != key]
+            if left:
+                self.waiting[hash_key] = left
+            else:
+                del self.waiting[hash_key]
+
     @staticmethod
     def _fits(session: SessionState, turn: Turn, committed: RecordedCommit) -> bool:
         """Same content is not enough ("ok" twice): the session id and the call's start time must agree too."""

@@ -142,6 +142,13 @@ class ProviderContext:
                 )
         self.branch_marks.append(len(self.items))
 
+    def park(self, session: SessionState) -> None:
+        """The session is done (`State.park`): the context pointers only serve the next entry."""
+        self.items = []
+        self.branch_marks = []
+        self.added = []
+        self.reset = None
+
     def on_branch(self, session: SessionState, keep: int) -> None:
         del self.branch_marks[keep:]
         size = self.branch_marks[-1] if self.branch_marks else 0

@@ -237,6 +237,11 @@ class DirectiveLedger:
     def on_branch(self, session: SessionState, keep: int) -> None:
         return None
 
+    def park(self, session: SessionState) -> None:
+        """The session is done (`State.park`): the ledger stays; which messages were counted only guards
+        against counting a re-delivered message twice."""
+        self._counted = set()
+
     def record(
         self,
         key: tuple[str, int] | None,

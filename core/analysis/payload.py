@@ -105,6 +105,16 @@ class PayloadAnalyzer:
             for lane in self.lanes.values():
                 lane.mark_call()
 
+    def park(self, session: SessionState) -> None:
+        """The session is done (`State.park`): fill what is still pending, then drop the lanes (the running
+        serialization, the largest part of a session's analysis state) and the tool watch's record. The turns
+        keep every figure they were given; `rebuild_turn` re-reads from disk and needs neither."""
+        self.settle(session, final=True)
+        self.lanes = {}
+        self.completed = OrderedDict()
+        self._pending = {}
+        self.mismatches = {}  # `session.extra["payload_mismatches"]` holds the list the report reads
+
     def on_branch(self, session: SessionState, keep: int) -> None:
         """The branch was cut back: start over from the (already cut) provider context, re-read from disk."""
         self.settle(session, final=True)

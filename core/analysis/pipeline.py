@@ -6,6 +6,11 @@ tells it when the branch is cut back (the user navigated the tree). It writes it
 summaries. To add one: write a module with the class and call `register_session_analyzer` at import, then
 list the module in `core/analysis/__init__.py`.
 
+A session analyzer may also define `park(session)`: the session's transcript was read to its end and is done
+(`State.park`), so it settles whatever it decides lazily and drops the state that only extends the analysis,
+keeping what the report, `check` and the TUI read. A parked session never sees another entry (anything new
+rebuilds it from its file), so a parked analyzer need not be able to continue.
+
 A record handler sees records that do not belong to one transcript (agent event recordings, sidecars) and
 may update any session.
 """

@@ -327,6 +327,12 @@ class ProfileTracker:
         if self.evidence.set_votes(turn_index, votes):
             self._dirty = True
 
+    def adopt(self, parked: ProfileTracker) -> None:
+        """A parked session is rebuilt from its file (`State.unpark`): keep the evidence that came from other
+        files (log lines naming it), which re-reading the transcript cannot give."""
+        self.evidence.session_id_lines = parked.evidence.session_id_lines
+        self._dirty = True
+
     def log_line_with_session_id(self) -> None:
         self.evidence.session_id_lines += 1
         if self.evidence.session_id_lines == 1:

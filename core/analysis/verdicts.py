@@ -528,6 +528,12 @@ class VerdictReplay:
     def on_branch(self, session: SessionState, keep: int) -> None:
         del self.marks[keep:]
 
+    def park(self, session: SessionState) -> None:
+        """The session is done (`State.park`): keep the newest branch mark (a restart binding read later is
+        judged against it) and drop the others (only a branch switch reads them). The per-call facts and the
+        registries before each call stay: an event recording read later may re-run the replay from its turn."""
+        self.marks = [self._mark()] if self.marks else []
+
     def on_entry(self, session: SessionState, entry: TranscriptEntry, turn: Turn | None) -> None:
         replayed = entry.where.line <= self._last_line
         if not replayed:
@@ -919,6 +925,9 @@ class SidecarAndLogHandler:
     def _by_id(self, state: State, session_id: str) -> SessionState | None:
         """Session by senpi session id; the index is rebuilt only when sessions were added (O(1) per line)."""
         session = self._ids.get(session_id)
+        if session is not None and state.sessions.get(session.key) is not session:
+            session = None  # forgotten (truncated, replaced, rebuilt from a parked state): index again
+            self._indexed = -1
         if session is None and self._indexed != len(state.sessions):
             self._indexed = len(state.sessions)
             self._ids = {s.session_id: s for s in state.sessions.values()}
