@@ -38,7 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -332,8 +332,8 @@ class Index:
         (an atomic rename), so a run that fails in between leaves the previous index whole. A warm run that
         read nothing new saves nothing (the index is already this state).
         """
-        if engine.polls == 0 or (self.status == "warm" and engine.total_bytes == self._restored_bytes):
-            return None  # never read (a dashboard quit at once), or nothing new since the saved state
+        if not self._worth_saving(engine):
+            return None
         with engine.reading():
             snap = engine.snapshot()
             if isinstance(snap, str):
@@ -360,6 +360,49 @@ class Index:
                 if tmp is not None:
                     with contextlib.suppress(OSError):
                         os.unlink(tmp)
+
+    def _worth_saving(self, engine: Engine) -> bool:
+        """False when never read (a dashboard quit at once), or nothing new since the saved state."""
+        return not (engine.polls == 0 or (self.status == "warm" and engine.total_bytes == self._restored_bytes))
+
+    def capture_behind(self, engine: Engine) -> Callable[[], Path | None]:
+        """`capture` in a forked child while the caller goes on (the `report` command builds and writes its
+        report meanwhile, on the other core): returns a function that waits for the child and gives what
+        `capture` would have. The child sees the state as it was at the fork (copy-on-write), so what it saves
+        is exactly what `capture` here would have saved; `finish_pending` in the parent does not reach it.
+
+        Only where fork is safe: a POSIX system and a single thread (a forked copy of a lock another thread
+        holds would never be released). Elsewhere this is `capture`, then and there."""
+        if not self._worth_saving(engine) or not hasattr(os, "fork") or threading.active_count() > 1:
+            captured = self.capture(engine)
+            return lambda: captured
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: save, say where, and leave without running any of the parent's exit code
+            code = 1
+            try:
+                os.close(read_fd)
+                path = self.capture(engine)
+                message = {"path": None if path is None else str(path), "status": self.status, "notices": self.notices}
+                os.write(write_fd, json.dumps(message).encode("utf-8"))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+
+        def wait() -> Path | None:
+            with os.fdopen(read_fd, "rb") as pipe:
+                data = pipe.read()
+            os.waitpid(pid, 0)
+            try:
+                message = json.loads(data)
+                self.status, self.notices = str(message["status"]), [str(n) for n in message["notices"]]
+                return None if message["path"] is None else Path(message["path"])
+            except (ValueError, KeyError, TypeError):
+                self.notices.append("index not saved: the process saving it failed")
+                return None
+
+        return wait
 
     def write(self, captured: Path | None) -> None:
         """Publish a captured snapshot (rename over the index), then keep the `KEEP` most recently used."""

@@ -396,3 +396,31 @@ def test_the_cold_replay_pairs_as_a_cold_drain_does(tmp_path: Path, chunk: int, 
         assert _cold_pairs(engine.state, engine.sources.layout(), chunk) == pairs
     finally:
         engine.close()
+
+
+def test_the_report_saves_its_index_from_a_forked_child_and_the_next_run_is_warm(
+    tmp_path: Path, runs: list[Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Index.capture_behind` pickles in a forked child while the report is written (where fork is safe: one
+    thread). What the child saves must be what a synchronous capture saves: the next run adopts it."""
+    import threading
+
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    data = agent(tmp_path)
+    single = threading.active_count() == 1
+    first = report([data], tmp_path)
+    assert len(forks) == (1 if single else 0)
+    assert len(index_files()) == 1 and not list(index_mod.cache_dir().glob(".tmp-*"))
+    second = report([data], tmp_path)
+    assert statuses_of(runs) == ["cold: no index yet", "warm"]
+    assert len(forks) == (1 if single else 0), "a warm run that read nothing new has nothing to save"
+    assert first == second == cold([data], tmp_path)

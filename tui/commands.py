@@ -6,6 +6,7 @@ import argparse
 import io
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from core.engine import Engine
@@ -46,11 +47,14 @@ def notice(message: str) -> None:
     print(f"continuity-tui: {message}", file=sys.stderr)
 
 
-def _load(args: argparse.Namespace) -> Engine | int:
-    """Open, restore the persistent index when there is one (`core.index`), read everything, save the index.
+def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
+    """Open, restore the persistent index when there is one (`core.index`), read everything; start saving the
+    index. Returns the engine and the function that finishes the save: call it when the output is written.
 
-    The index is saved from the state right after the reading, before `finish_pending`/`report_partials` turn
-    what is still held into problems (a later run that finds those files grown must not inherit them)."""
+    The index is taken from the state right after the reading, before `finish_pending`/`report_partials` turn
+    what is still held into problems (a later run that finds those files grown must not inherit them). It is
+    pickled in a forked child where that is safe (`Index.capture_behind`), so on a first run the report is
+    built and written on one core while the index is saved on the other."""
     paths = resolve_paths(args)
     try:
         engine = open_engine(paths, args.volatile)
@@ -67,18 +71,23 @@ def _load(args: argparse.Namespace) -> Engine | int:
         engine.close()  # what was read since would not give what a cold read gives: read it all
         engine = open_engine(paths, args.volatile)
         engine.read_all()
-    captured = index.capture(engine) if index is not None else None
+    captured = index.capture_behind(engine) if index is not None else None
     engine.finish_pending()
     engine.report_partials()
-    if index is not None:
-        index.write(captured)
+
+    def finish() -> None:
+        if index is None or captured is None:
+            return
+        index.write(captured())
         for line in index.notices:
             notice(line)
+
     if not _readable(engine):
         engine.close()
+        finish()
         names = ", ".join(str(p) for p in paths)
         return fail(f"{names}: nothing readable (no senpi logs, transcripts or event recordings found)")
-    return engine
+    return engine, finish
 
 
 def unknown_session(args: argparse.Namespace, report: dict) -> bool:
@@ -88,32 +97,40 @@ def unknown_session(args: argparse.Namespace, report: dict) -> bool:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from core.report import ReportOptions, build_report, write
-
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
+    engine, finish = loaded
+    try:
+        return _report(args, engine)
+    finally:
+        finish()  # the index is saved once the report is out (the user has it; only the exit waits)
+
+
+def _report(args: argparse.Namespace, engine: Engine) -> int:
+    from core.report import ReportOptions, build_report, write
+
     try:
         options = ReportOptions.from_args(args)
     except ValueError as err:
-        loaded.close()
+        engine.close()
         return fail(str(err))
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     bad = [f for f in formats if f not in ("json", "md", "html")]
     if bad or not formats:
-        loaded.close()
+        engine.close()
         return fail(f"--format: expected json, md or html, got {args.format!r}")
     if args.output is None and len(formats) > 1:
-        loaded.close()
+        engine.close()
         return fail("several formats need -o DIR")
     # One JSON document (the common case, and the big one): its turns are made, redacted and written one at a
     # time from the state (`TurnStream`), so a 46,000-turn report never holds them all; other renderings
     # need the whole list, and the state is freed before they render.
     stream = formats == ["json"]
-    report = build_report(loaded, options, stream_turns=stream)
+    report = build_report(engine, options, stream_turns=stream)
     if not stream:
-        loaded.close()
-        del loaded
+        engine.close()
+        del engine
     try:
         if unknown_session(args, report):
             return fail(f"--session {args.session}: no session matches")
@@ -140,7 +157,7 @@ def run_report(args: argparse.Namespace) -> int:
         return EXIT_OK
     finally:
         if stream:
-            loaded.close()
+            engine.close()
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -150,19 +167,23 @@ def run_check(args: argparse.Namespace) -> int:
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
+    engine, finish = loaded
     try:
-        options = ReportOptions.from_args(args)
-    except ValueError as err:
-        loaded.close()
-        return fail(str(err))
-    report = build_report(loaded, options)
-    loaded.close()
-    if unknown_session(args, report):
-        return fail(f"--session {args.session}: no session matches")
-    results = evaluate(report, Thresholds.from_args(args))
-    for result in results:
-        print(result.line())
-    return EXIT_FAIL if any(not r.ok for r in results) else EXIT_OK
+        try:
+            options = ReportOptions.from_args(args)
+        except ValueError as err:
+            engine.close()
+            return fail(str(err))
+        report = build_report(engine, options)
+        engine.close()
+        if unknown_session(args, report):
+            return fail(f"--session {args.session}: no session matches")
+        results = evaluate(report, Thresholds.from_args(args))
+        for result in results:
+            print(result.line())
+        return EXIT_FAIL if any(not r.ok for r in results) else EXIT_OK
+    finally:
+        finish()
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
