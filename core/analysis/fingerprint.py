@@ -29,6 +29,7 @@ text, so a prefix digest of any length already seen costs O(1) and a snapshot of
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import xxhash
@@ -164,15 +165,30 @@ class HashChain:
         self.parent = parent
         self.hash = value
         self.length = 1 if parent is None else parent.length + 1
-        state = (_EMPTY_PREFIX if parent is None else parent._state).copy()
+        state = (_EMPTY_PREFIX if parent is None else parent._running()).copy()
         state.update((f'"{value}"' if parent is None else f',"{value}"').encode("ascii"))
-        self._state = state
+        self._state: Any = state  # the running SHA-256; None or the final digest once spent (`spend_chains`)
+
+    def _running(self) -> Any:
+        """The running SHA-256 of this prefix (recomputed from the hashes when the node was spent)."""
+        state = self._state
+        if state is not None and not isinstance(state, str):
+            return state
+        running = _EMPTY_PREFIX.copy()
+        running.update(",".join(f'"{h}"' for h in self.to_list()).encode("ascii"))
+        return running
 
     def prefix_digest(self) -> str:
         """`prefixDigest(H)` of the list ending at this node."""
-        state = self._state.copy()
-        state.update(b"]")
-        return state.hexdigest()
+        state = self._state
+        if isinstance(state, str):
+            return state
+        running = self._running().copy()
+        running.update(b"]")
+        digest: str = running.hexdigest()
+        if state is None:
+            self._state = digest  # a spent node asked once (a late re-run, a sidecar) is asked again
+        return digest
 
     def ancestor(self, length: int) -> HashChain | None:
         """The node ending the prefix of `length` hashes (None for 0 or when longer than this list)."""
@@ -194,6 +210,17 @@ class HashChain:
 
 
 EMPTY_PREFIX_DIGEST = hashlib.sha256(b"[]").hexdigest()
+
+
+def spend_chains(chains: Iterable[HashChain | None]) -> None:
+    """Drop the running SHA-256 state of every node of these lists (~250 bytes of OpenSSL memory each, which
+    `sys.getsizeof` does not see): for a parked session (`State.park`), whose lists never grow again. A spent
+    node still answers `prefix_digest` (recomputed from its hashes when asked) and can still be extended.
+    Ancestors of a spent node are spent, so the walk stops at the first one."""
+    for node in chains:
+        while node is not None and node._state is not None and not isinstance(node._state, str):
+            node._state = None
+            node = node.parent
 
 
 def chain_length(chain: HashChain | None) -> int:

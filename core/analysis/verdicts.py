@@ -39,6 +39,7 @@ from core.analysis.fingerprint import (
     chain_length,
     chain_prefix_len,
     sent_message_hash,
+    spend_chains,
 )
 from core.analysis.pipeline import register_record_handler, register_session_analyzer
 from core.analysis.profile import (
@@ -531,8 +532,16 @@ class VerdictReplay:
     def park(self, session: SessionState) -> None:
         """The session is done (`State.park`): keep the newest branch mark (a restart binding read later is
         judged against it) and drop the others (only a branch switch reads them). The per-call facts and the
-        registries before each call stay: an event recording read later may re-run the replay from its turn."""
+        registries before each call stay: an event recording read later may re-run the replay from its turn.
+        Their hash lists never grow again: their running hash states go (`spend_chains`)."""
         self.marks = [self._mark()] if self.marks else []
+        chains: list[HashChain | None] = [self.reg.sent, self.cf.sent]
+        for reg, cf in self.before:
+            chains += (reg.sent, cf.sent)
+        chains += (facts.chain for facts in self.calls if facts is not None)
+        for mark in self.marks:
+            chains += (mark.chain, mark.walk, mark.binding_chain, mark.binding_walk)
+        spend_chains(chains)
 
     def on_entry(self, session: SessionState, entry: TranscriptEntry, turn: Turn | None) -> None:
         replayed = entry.where.line <= self._last_line
