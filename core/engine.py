@@ -158,6 +158,8 @@ class Engine:
                 for notice in batch.notices:
                     if notice.kind == "deleted":
                         self._notice(batch.logical, notice)
+            for key, end in self.state.take_wakes():  # a recording arrived for a parked session's turn
+                self._unpark(key, end)
             if self._park_after is not None and self._clock() - self._park_checked >= PARK_CHECK_S:
                 self.park_idle(self._park_after)
             self.total_lines += result.lines

@@ -107,6 +107,7 @@ class State:
         # ordered by time (only dated ones: an undated line or turn can never be within the window)
         self._unmatched_lines: dict[tuple[str, str, int | None], _ByTime[int]] = {}
         self._unmatched_turns: dict[tuple[str, str, int | None], _ByTime[tuple[str, int]]] = {}
+        self._wakes: set[str] = set()  # parked sessions a record arrived for that needs their machinery
 
     # ------------------------------------------------------------------ ingestion
     def apply(self, record: Record) -> None:
@@ -161,10 +162,10 @@ class State:
 
         Every analyzer settles what it decides lazily and keeps only what the surfaces read (turn fields,
         per-session summaries, directive ledgers, the profile tracker) and what records from other files may
-        still need (an event recording re-judges a commit and re-runs the replay from it; a restart binding is
-        judged against the newest branch mark; a log line adds build evidence); `SessionState.nodes` stays
-        (the drill-down re-reads entries through it). A parked session never sees another transcript entry:
-        when its file grows, it is rebuilt from the file first (`unpark`). True when it was parked now.
+        still need in place (a restart binding is judged against the newest branch mark; a log line adds build
+        evidence); `SessionState.nodes` stays (the drill-down re-reads entries through it). A parked session
+        never sees another transcript entry: when its file grows, or an event recording of one of its turns
+        arrives (`wake`), it is rebuilt from its file first (`unpark`). True when it was parked now.
         """
         session = self.sessions.get(key)
         if session is None or session.parked is not None or not session.analyzers:
@@ -179,6 +180,29 @@ class State:
     def is_parked(self, key: str) -> bool:
         session = self.sessions.get(key)
         return session is not None and session.parked is not None
+
+    def wake(self, key: str) -> None:
+        """A record from another file needs a parked session's machinery (an event recording of one of its
+        turns re-judges the commit and re-runs the replay): the engine rebuilds it after the current poll
+        (`take_wakes`, `unpark`), and the record waits where the rebuilt session finds it."""
+        if self.is_parked(key):
+            wakes = getattr(self, "_wakes", None)  # a State pickled before parking existed has none
+            if wakes is None:
+                wakes = self._wakes = set()
+            wakes.add(key)
+
+    def take_wakes(self) -> list[tuple[str, int]]:
+        """(session key, end offset it was read to) of every parked session woken since the last call."""
+        wakes = getattr(self, "_wakes", None)
+        if not wakes:
+            return []
+        out = []
+        for key in sorted(wakes):
+            session = self.sessions.get(key)
+            if session is not None and session.parked is not None:
+                out.append((key, session.parked))
+        wakes.clear()
+        return out
 
     def unpark(self, key: str, parse: Parse, end: int, max_line: int) -> None:
         """Rebuild a parked session: forget it, then apply its transcript's first `end` bytes again, line by line,

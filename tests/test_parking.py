@@ -175,3 +175,21 @@ def test_a_parked_state_pickles_and_reads_on(tmp_path: Path) -> None:
     assert resumed.restore(pickle.loads(blob)) is None
     resumed.read_all()
     assert _report(resumed) == _report(_read([root], park=False))
+
+
+def test_a_late_recording_wakes_its_parked_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read in small chunks, event recordings arrive after their transcripts were parked: the session is
+    rebuilt (its recordings matched anew) and the report is the one a never-parked read gives."""
+    from core.state import State
+
+    woken: list[str] = []
+    unpark = State.unpark
+
+    def spy(self: State, key: str, *args: Any) -> None:
+        woken.append(key)
+        unpark(self, key, *args)
+
+    monkeypatch.setattr(State, "unpark", spy)
+    parked = _read([DEMO], park=True, chunk=4096)
+    assert woken
+    assert _report(parked) == _report(_read([DEMO], park=False, chunk=4096))

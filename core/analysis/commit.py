@@ -175,6 +175,13 @@ class CommitAnalyzer:
         self._binding = None
         self._disturbed = True
 
+    def park(self, session: SessionState) -> None:
+        """The session is done (`State.park`): `turn.commit` and the profile's hash votes hold the judgments.
+        Only the recordings stay (the drill-down rebuilds a delta-only capture from one, `_find_recording`); a
+        recording that arrives later wakes the session instead (`RecordingMatcher._offer`)."""
+        self.recordings = {f.index: f.recording for f in self.facts if f.recording is not None}
+        self.facts = []
+
     def _on_assistant(self, entry: TranscriptEntry, msg: dict[str, Any], turn: Turn) -> None:
         turn.fingerprints = fingerprints(msg, self.policy)
         resident = msg.get("api") == API_ID
@@ -494,6 +501,11 @@ class RecordingMatcher:
                 session = state.sessions.get(key)
                 if session is None or index >= len(session.turns):
                     continue
+                if session.parked is not None:
+                    # its commit facts and replay are gone: rebuild it (`State.wake`); the recording waits in
+                    # `pending`, where the re-read turn finds it as if the recording had been read first
+                    state.wake(key)
+                    continue
                 if self._fits(session, session.turns[index], committed):
                     del waiting[i]
                     self._attach(session, index, committed)
@@ -531,6 +543,7 @@ class RecordingMatcher:
         analyzer = session.analyzer("commit")
         if isinstance(analyzer, CommitAnalyzer):
             attached = [f.recording for f in analyzer.facts if f.recording is not None]
+            attached += list(getattr(analyzer, "recordings", {}).values())
             for committed in attached:
                 if committed.matched:
                     committed.matched = False
@@ -665,6 +678,8 @@ def _find_recording(session: SessionState | None, turn: Turn) -> RecordedCommit 
     analyzer = session.analyzer("commit")
     if isinstance(analyzer, CommitAnalyzer) and turn.index < len(analyzer.facts):
         return analyzer.facts[turn.index].recording
+    if isinstance(analyzer, CommitAnalyzer) and session.parked is not None:
+        return getattr(analyzer, "recordings", {}).get(turn.index)
     return None
 
 

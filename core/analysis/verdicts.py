@@ -530,15 +530,17 @@ class VerdictReplay:
         del self.marks[keep:]
 
     def park(self, session: SessionState) -> None:
-        """The session is done (`State.park`): keep the newest branch mark (a restart binding read later is
-        judged against it) and drop the others (only a branch switch reads them). The per-call facts and the
-        registries before each call stay: an event recording read later may re-run the replay from its turn.
-        Their hash lists never grow again: their running hash states go (`spend_chains`)."""
+        """The session is done (`State.park`): keep the summaries already written (`session.extra`, the turns)
+        and the newest branch mark (a restart binding read later is judged against it); drop the other marks
+        (only a branch switch reads them) and the per-call facts, registries and results only a re-run needs
+        (a parked session never re-runs: an event recording for one of its turns rebuilds it). The hash lists
+        left never grow again: their running hash states go (`spend_chains`)."""
         self.marks = [self._mark()] if self.marks else []
+        self.calls = []
+        self.before = []
+        self.results = []
+        self._events = []
         chains: list[HashChain | None] = [self.reg.sent, self.cf.sent]
-        for reg, cf in self.before:
-            chains += (reg.sent, cf.sent)
-        chains += (facts.chain for facts in self.calls if facts is not None)
         for mark in self.marks:
             chains += (mark.chain, mark.walk, mark.binding_chain, mark.binding_walk)
         spend_chains(chains)
@@ -670,6 +672,8 @@ class VerdictReplay:
     # ----------------------------------------------------------------- replay
     def commit_changed(self, index: int, *, outcome_changed: bool) -> None:
         """A turn's commit outcome or class changed (a recording arrived): re-run the calls after it."""
+        if self.session.parked is not None:
+            return  # not reached: a recording for a parked session rebuilds it first (`RecordingMatcher`)
         if self._profile_moved():
             self.rerun(0)
             return
