@@ -277,6 +277,10 @@ class State:
         parent = entry.parent_id
         if parent is None and entry.id is None and session.branch:
             parent = session.branch[-1]
+        elif parent is not None:
+            known = session.nodes.get(parent)
+            if known is not None:
+                parent = known.id  # the parent's own id object: one string per entry, not two
         node = EntryNode(entry_id, parent, _name(entry.type), entry.where)
         session.nodes[entry_id] = node
         if session.branch and parent != session.branch[-1]:
@@ -343,6 +347,7 @@ class State:
 
     # ------------------------------------------------------------------ attribution
     def _add_continuity(self, line: ContinuityLine) -> None:
+        line.kind, line.reason = sys.intern(line.kind), sys.intern(line.reason)  # a few values, on every line
         index = len(self.log.continuity)
         self.log.continuity.append(line)
         self.log.stats.add_continuity(line)
@@ -495,8 +500,8 @@ def logged_decision(msg: dict[str, Any]) -> LoggedDecision | None:
         if not isinstance(kind, str) or not isinstance(reason, str):
             continue
         found = LoggedDecision(
-            kind=kind,
-            reason=reason,
+            kind=sys.intern(kind),
+            reason=sys.intern(reason),
             count=_int(details.get("deltaMessages")),
             payload_bytes=_int(details.get("payloadBytes")),
             collapsed_directives=_int(details.get("collapsedDirectives")),

@@ -93,6 +93,19 @@ def compare(capture: dict[str, Any] | None, commit: dict[str, Any]) -> dict[str,
     }
 
 
+_OUTCOMES: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+
+def _shared_outcomes(outcomes: dict[str, str]) -> dict[str, str]:
+    """`turn.extra["commit_outcomes"]`: one of the few distinct {rule: outcome} dicts, shared by every turn
+    that has it (a dict per turn was ~180 bytes of every turn kept). Readers copy it; nothing mutates it."""
+    key = tuple(outcomes.items())
+    shared = _OUTCOMES.get(key)
+    if shared is None:
+        shared = _OUTCOMES[key] = dict(outcomes) if len(_OUTCOMES) < 1024 else None
+    return shared if shared is not None else dict(outcomes)
+
+
 @dataclass(slots=True)
 class RecordedCommit:
     """One assistant message of an event recording: both hashes judged, the diff, and where both lines are."""
@@ -254,7 +267,7 @@ class CommitAnalyzer:
         )
         if turn is not None:
             turn.commit = info
-            turn.extra["commit_outcomes"] = dict(outcomes)
+            turn.extra["commit_outcomes"] = _shared_outcomes(outcomes)
             turn.extra["commit_diff_source"] = diff_source
             if rec is not None and rec.diff_truncated:
                 turn.extra["commit_diff_truncated"] = rec.diff_truncated

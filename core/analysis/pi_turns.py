@@ -106,6 +106,12 @@ class PiTurns:
         self.pending = None
         self.previous = current
 
+    def park(self, session: SessionState) -> None:
+        """The session is done (`State.park`): the running context counts and the judged set only serve the
+        next entry, which a parked session never sees (it is rebuilt from its file first)."""
+        self.judged = set()
+        self.payload = PiPayload()
+
     def on_branch(self, session: SessionState, keep: int) -> None:
         self.pending = ("fork", "branch")
         self.payload.stale = True
