@@ -193,3 +193,25 @@ def test_a_late_recording_wakes_its_parked_session(monkeypatch: pytest.MonkeyPat
     parked = _read([DEMO], park=True, chunk=4096)
     assert woken
     assert _report(parked) == _report(_read([DEMO], park=False, chunk=4096))
+
+
+def test_a_sidecar_read_after_parking_is_judged_as_before(tmp_path: Path) -> None:
+    """A restart binding of a parked session is judged against its newest branch mark, kept frozen: the same
+    history (transcripts first, their sidecars later) read with and without parking reports the same."""
+    root = tmp_path / "data"
+    shutil.copytree(DEMO, root)
+    sidecars = sorted(root.rglob("*.claude-sdk-oauth-binding.json"))
+    assert sidecars
+    held = tmp_path / "held"
+    held.mkdir()
+    for i, path in enumerate(sidecars):
+        path.rename(held / f"{i}.json")
+    parked, live = _read([root], park=True), _read([root], park=False)
+    assert _parked(parked) >= 2
+    for i, path in enumerate(sidecars):
+        (held / f"{i}.json").rename(path)
+    parked.read_all()
+    live.read_all()
+    verdicts = [s.extra.get("sidecar_verdict") for s in parked.state.sessions.values() if s.parked is not None]
+    assert any(verdicts)
+    assert _report(parked) == _report(live)

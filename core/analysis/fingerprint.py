@@ -29,7 +29,6 @@ text, so a prefix digest of any length already seen costs O(1) and a snapshot of
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from typing import Any
 
 import xxhash
@@ -165,30 +164,15 @@ class HashChain:
         self.parent = parent
         self.hash = value
         self.length = 1 if parent is None else parent.length + 1
-        state = (_EMPTY_PREFIX if parent is None else parent._running()).copy()
+        state = (_EMPTY_PREFIX if parent is None else parent._state).copy()
         state.update((f'"{value}"' if parent is None else f',"{value}"').encode("ascii"))
-        self._state: Any = state  # the running SHA-256; None or the final digest once spent (`spend_chains`)
-
-    def _running(self) -> Any:
-        """The running SHA-256 of this prefix (recomputed from the hashes when the node was spent)."""
-        state = self._state
-        if state is not None and not isinstance(state, str):
-            return state
-        running = _EMPTY_PREFIX.copy()
-        running.update(",".join(f'"{h}"' for h in self.to_list()).encode("ascii"))
-        return running
+        self._state = state
 
     def prefix_digest(self) -> str:
         """`prefixDigest(H)` of the list ending at this node."""
-        state = self._state
-        if isinstance(state, str):
-            return state
-        running = self._running().copy()
-        running.update(b"]")
-        digest: str = running.hexdigest()
-        if state is None:
-            self._state = digest  # a spent node asked once (a late re-run, a sidecar) is asked again
-        return digest
+        state = self._state.copy()
+        state.update(b"]")
+        return state.hexdigest()
 
     def ancestor(self, length: int) -> HashChain | None:
         """The node ending the prefix of `length` hashes (None for 0 or when longer than this list)."""
@@ -212,22 +196,57 @@ class HashChain:
 EMPTY_PREFIX_DIGEST = hashlib.sha256(b"[]").hexdigest()
 
 
-def spend_chains(chains: Iterable[HashChain | None]) -> None:
-    """Drop the running SHA-256 state of every node of these lists (~250 bytes of OpenSSL memory each, which
-    `sys.getsizeof` does not see): for a parked session (`State.park`), whose lists never grow again. A spent
-    node still answers `prefix_digest` (recomputed from its hashes when asked) and can still be extended.
-    Ancestors of a spent node are spent, so the walk stops at the first one."""
-    for node in chains:
-        while node is not None and node._state is not None and not isinstance(node._state, str):
-            node._state = None
-            node = node.parent
+class FrozenChain:
+    """A hash list that never grows again (a parked session's, `State.park`), as one blob of raw digests.
+
+    A `HashChain` node costs ~300 bytes (the node, a 64-character hex string, a running SHA-256); here a hash
+    is 32 bytes. It answers what reading a finished list needs (`length`, `hash`, `ancestor`, `to_list`,
+    `prefix_digest`: the sidecar verdict) and nothing that extends one; `freeze` keeps a list whose hashes are
+    not all lowercase 64-digit hex (never the case for SHA-256 digests) as it is.
+    """
+
+    __slots__ = ("_blob", "length")
+
+    def __init__(self, blob: bytes, length: int) -> None:
+        self._blob = blob
+        self.length = length
+
+    @property
+    def hash(self) -> str:
+        return self._blob[(self.length - 1) * 32 : self.length * 32].hex()
+
+    def ancestor(self, length: int) -> FrozenChain | None:
+        if length <= 0 or length > self.length:
+            return None
+        return self if length == self.length else FrozenChain(self._blob, length)
+
+    def to_list(self) -> list[str]:
+        blob = self._blob
+        return [blob[i * 32 : (i + 1) * 32].hex() for i in range(self.length)]
+
+    def prefix_digest(self) -> str:
+        return hashlib.sha256(("[" + ",".join(f'"{h}"' for h in self.to_list()) + "]").encode("ascii")).hexdigest()
 
 
-def chain_length(chain: HashChain | None) -> int:
+def freeze(chain: HashChain | FrozenChain | None) -> HashChain | FrozenChain | None:
+    """`chain` as a `FrozenChain` (see there), or as it is when its hashes are not SHA-256 hex digests."""
+    if not isinstance(chain, HashChain):
+        return chain
+    hashes = chain.to_list()
+    try:
+        blob = b"".join(bytes.fromhex(h) for h in hashes)
+    except ValueError:
+        return chain
+    if len(blob) != 32 * len(hashes) or any(blob[i * 32 : (i + 1) * 32].hex() != h for i, h in enumerate(hashes)):
+        return chain
+    return FrozenChain(blob, len(hashes))
+
+
+def chain_length(chain: HashChain | FrozenChain | None) -> int:
     return 0 if chain is None else chain.length
 
 
-def chain_digest(chain: HashChain | None, length: int | None = None) -> str:
+def chain_digest(chain: HashChain | FrozenChain | None, length: int | None = None) -> str:
     """`prefixDigest(H, length)` for the list ending at `chain`."""
     node = chain if length is None else (chain.ancestor(length) if chain is not None else None)
     if length is not None and length > chain_length(chain):

@@ -34,12 +34,13 @@ from core.analysis.commit import CommitAnalyzer
 from core.analysis.context import ProviderContext, is_transmitted
 from core.analysis.fingerprint import (
     FINGERPRINT_KEYS,
+    FrozenChain,
     HashChain,
     chain_digest,
     chain_length,
     chain_prefix_len,
+    freeze,
     sent_message_hash,
-    spend_chains,
 )
 from core.analysis.pipeline import register_record_handler, register_session_analyzer
 from core.analysis.profile import (
@@ -392,14 +393,14 @@ class Totals:
 class BranchMark:
     """Branch-dependent state after one entry of the active branch (pointers only)."""
 
-    chain: HashChain | None
+    chain: HashChain | FrozenChain | None  # frozen once the session is parked (`VerdictReplay.park`)
     assistant: bool  # an assistant message is in the context
-    walk: HashChain | None  # senpi's branch walk: message entries only (the OLD sidecar's hashes)
+    walk: HashChain | FrozenChain | None  # senpi's branch walk: message entries only (the OLD sidecar's hashes)
     compacted: bool
     binding: tuple[str, bool, str | None] | None  # (entry id, is the exact marker, invalidation reason)
     after_binding: AfterBinding | None
-    binding_chain: HashChain | None  # H when the newest binding entry was written
-    binding_walk: HashChain | None
+    binding_chain: HashChain | FrozenChain | None  # H when the newest binding entry was written
+    binding_walk: HashChain | FrozenChain | None
     env: tuple[Any, ...] | None = None  # an environment-context message waiting to fold into the next user
     words: tuple[tuple[str, str], ...] = ()  # ask-user words of the current run of tool results
 
@@ -534,16 +535,17 @@ class VerdictReplay:
         and the newest branch mark (a restart binding read later is judged against it); drop the other marks
         (only a branch switch reads them) and the per-call facts, registries and results only a re-run needs
         (a parked session never re-runs: an event recording for one of its turns rebuilds it). The hash lists
-        left never grow again: their running hash states go (`spend_chains`)."""
-        self.marks = [self._mark()] if self.marks else []
+        left never grow again: they are kept as blobs of raw digests (`freeze`)."""
+        last = self.marks[-1] if self.marks else None
+        self.marks = []
+        if last is not None:
+            frozen = {name: freeze(getattr(last, name)) for name in ("chain", "walk", "binding_chain", "binding_walk")}
+            self.marks = [replace(last, **frozen)]
         self.calls = []
         self.before = []
         self.results = []
         self._events = []
-        chains: list[HashChain | None] = [self.reg.sent, self.cf.sent]
-        for mark in self.marks:
-            chains += (mark.chain, mark.walk, mark.binding_chain, mark.binding_walk)
-        spend_chains(chains)
+        self.reg = self.cf = FRESH  # the registries after the last call: only a re-run reads them
 
     def on_entry(self, session: SessionState, entry: TranscriptEntry, turn: Turn | None) -> None:
         replayed = entry.where.line <= self._last_line
