@@ -114,3 +114,27 @@ def test_nothing_moved_gives_the_same_snapshot() -> None:
     assert again.sessions == first.sessions
     state.version += 1
     assert builder.build() is not again
+
+
+def test_parked_sessions_are_recounted_rarely_and_a_rebuilt_one_at_once(monkeypatch: Any) -> None:
+    state = _state(sessions=4, turns=3)
+    for key in list(state.sessions)[:3]:
+        state.sessions[key].parked = 100  # parked: no entry or analysis reaches it until it is rebuilt
+    clock = Clock()
+    builder = SnapshotBuilder(FakeEngine(state), clock)  # type: ignore[arg-type]
+    first = builder.build()
+    for session in state.sessions.values():
+        session.turns[0].payload_bytes = 600
+    state.version += 1
+    clock.now += 1.5
+    totals = [s.payload_total for s in builder.build().sessions]
+    assert totals == [300, 300, 300, 800]  # only the unparked one is recounted every second
+    rebuilt = state.sessions["/x/1.jsonl"]
+    rebuilt.turns = list(rebuilt.turns)  # unpark rebuilds the session: a new turn list, the same counts
+    state.version += 1
+    clock.now += 1.5
+    assert [s.payload_total for s in builder.build().sessions] == [300, 800, 300, 800]
+    state.version += 1
+    clock.now += view.PARKED_RECOUNT_S
+    assert [s.payload_total for s in builder.build().sessions] == [800] * 4
+    assert first.sessions[0].payload_total == 300

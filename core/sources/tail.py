@@ -448,7 +448,15 @@ class Sources:
         """Bytes on disk not read yet (size - offset, summed), as of the last ``poll``: backfill progress."""
         with self._lock:
             if "pending" in self._stale:
-                self._pending = sum(max(0, g.size - g.pos) for s in self._streams.values() for g in s.gens)
+                # An idle stream (``_idle``) owes nothing, and every stream that is not idle is in ``_busy`` once a
+                # full survey has looked at each: summing over those alone spares a live poll a walk of every
+                # stream (thousands at 1 GB, ~2 ms per snapshot).
+                streams = (
+                    self._streams.values()
+                    if self._last_full == float("-inf")
+                    else [s for lg in self._busy if (s := self._streams.get(lg)) is not None]
+                )
+                self._pending = sum(max(0, g.size - g.pos) for s in streams for g in s.gens)
                 self._stale.discard("pending")
             return self._pending
 

@@ -45,6 +45,64 @@ def combine(sessions: Iterable[SessionSummary]) -> tuple[dict[str, TagTotals], i
     return tags, payload, saved
 
 
+class Combiner:
+    """`combine`, kept up to date by difference: only the summaries that are new objects since the last call
+    are subtracted and added again (the builder hands out a new summary only when its session changed).
+
+    Summing every session's ledger on each snapshot cost ~0.6 ms per 100 sessions on the UI thread; at 2,000
+    sessions that is part of what a live write waited for before it reached the screen.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, SessionSummary] = {}
+        # per tag: copies, bytes, turns, injections, sessions with injections, saved, sessions with saved, sessions
+        self._tags: dict[str, list[int]] = {}
+        self._payload = 0
+        self._saved = 0
+        self._saved_n = 0
+
+    def update(self, sessions: list[SessionSummary]) -> tuple[dict[str, TagTotals], int, int | None]:
+        """The same triple as `combine(sessions)`."""
+        parts = self._parts
+        for summary in sessions:
+            old = parts.get(summary.key)
+            if old is not summary:
+                if old is not None:
+                    self._apply(old, -1)
+                self._apply(summary, 1)
+                parts[summary.key] = summary
+        if len(parts) != len(sessions):
+            keep = {summary.key for summary in sessions}
+            for key in [key for key in parts if key not in keep]:
+                self._apply(parts.pop(key), -1)
+        tags: dict[str, TagTotals] = {}
+        for tag, (copies, nbytes, turns, inj, inj_n, saved, saved_n, _n) in self._tags.items():
+            tags[tag] = TagTotals(copies, nbytes, turns, inj if inj_n else None, saved if saved_n else None)
+        return tags, self._payload, self._saved if self._saved_n else None
+
+    def _apply(self, summary: SessionSummary, sign: int) -> None:
+        self._payload += sign * summary.payload_total
+        if summary.dedupe_saved is not None:
+            self._saved += sign * summary.dedupe_saved
+            self._saved_n += sign
+        for tag, totals in summary.tags.items():
+            into = self._tags.get(tag)
+            if into is None:
+                into = self._tags[tag] = [0] * 8
+            into[0] += sign * totals.copies
+            into[1] += sign * totals.bytes
+            into[2] += sign * totals.turns
+            if totals.injections is not None:
+                into[3] += sign * totals.injections
+                into[4] += sign
+            if totals.saved_bytes is not None:
+                into[5] += sign * totals.saved_bytes
+                into[6] += sign
+            into[7] += sign
+            if not into[7]:
+                del self._tags[tag]
+
+
 class DirectivePane(Static):
     """Per-tag copies, bytes, share, injections and dedupe savings."""
 
@@ -62,11 +120,12 @@ class DirectivePane(Static):
         self.dedupe: DedupeInfo | None = None
         self.sessions: list[SessionSummary] = []
         self.border_title = "Directives"
+        self._combiner = Combiner()
 
     def show(self, sessions: Iterable[SessionSummary], dedupe: DedupeInfo | None = None) -> None:
         sessions = list(sessions)
         self.sessions = sessions
-        tags, payload, saved = combine(sessions)
+        tags, payload, saved = self._combiner.update(sessions)
         if (tags, payload, saved, dedupe) == (self.tags, self.payload, self.saved, self.dedupe):
             return
         self.tags, self.payload, self.saved, self.dedupe = tags, payload, saved, dedupe

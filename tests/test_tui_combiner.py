@@ -1,0 +1,40 @@
+"""The directive pane's running totals (`Combiner`) always equal a fresh `combine` of the same sessions, as
+summaries are replaced, added, dropped and filtered down to one."""
+
+from __future__ import annotations
+
+import random
+
+from tui.view import SessionSummary, TagTotals
+from tui.widgets.directives import Combiner, combine
+
+
+def _summary(rng: random.Random, key: str) -> SessionSummary:
+    tags = {}
+    for tag in rng.sample(["<a>", "<b>", "<c>", "<d>"], rng.randint(0, 3)):
+        tags[tag] = TagTotals(
+            copies=rng.randint(0, 9),
+            bytes=rng.randint(0, 999),
+            turns=rng.randint(0, 5),
+            injections=rng.choice([None, rng.randint(0, 4)]),
+            saved_bytes=rng.choice([None, rng.randint(0, 300)]),
+        )
+    return SessionSummary(key, key, None, payload_total=rng.randint(0, 5000), tags=tags,
+                          dedupe_saved=rng.choice([None, rng.randint(0, 100)]))  # fmt: skip
+
+
+def test_running_totals_equal_a_fresh_combine() -> None:
+    rng = random.Random(7)
+    combiner = Combiner()
+    sessions = [_summary(rng, f"k{i}") for i in range(12)]
+    for step in range(300):
+        action = rng.random()
+        if action < 0.5 and sessions:
+            i = rng.randrange(len(sessions))
+            sessions[i] = _summary(rng, sessions[i].key)  # the session changed: a new summary object
+        elif action < 0.7:
+            sessions.append(_summary(rng, f"k{12 + step}"))
+        elif action < 0.85 and sessions:
+            sessions.pop(rng.randrange(len(sessions)))
+        view = [rng.choice(sessions)] if sessions and step % 17 == 0 else list(sessions)  # one session picked
+        assert combiner.update(view) == combine(view)
