@@ -1,7 +1,8 @@
 """core.sources while nothing changes: a heartbeat poll re-stats only hot files, yet no change is ever missed.
 
 With a watcher running, a poll that follows no watch event re-stats only the streams modified in the last
-``HOT_S`` seconds; every ``COLD_SURVEY_S`` (and after any event) it re-stats everything. These tests pin the
+``HOT_S`` seconds, plus a slice of the others sized so that each is re-stat'ed within ``COLD_SURVEY_S``;
+after an event whose paths are unknown it re-stats everything. These tests pin the
 guarantees: an event always leads to a full survey, a hot file is seen on the very next heartbeat, a cold file
 changed behind the watcher's back is seen by the next full survey, and the file list stays current.
 """
@@ -73,6 +74,28 @@ def test_a_cold_file_changed_without_event_is_seen_by_the_next_full_survey(
         assert _lines(src.poll()) == []  # a heartbeat does not re-stat cold files …
         monkeypatch.setattr(tail_mod, "COLD_SURVEY_S", 0.0)
         assert _lines(src.poll()) == [b'{"n":1}']  # … the full survey does
+
+
+def test_cold_files_are_re_stated_a_slice_per_heartbeat_all_within_the_survey_period(tmp_path: Path) -> None:
+    files = [_old(tmp_path / "s" / f"old{i}.jsonl", b'{"n":0}\n') for i in range(4)]
+    with Sources([tmp_path]) as src:
+        src.start_watching()
+        assert len(_lines(src.poll())) == 4
+        time.sleep(0.3)
+        src.wait(0.0)
+        src.poll()  # whatever the first writes fired
+        for f in files:
+            with f.open("ab") as fh:
+                fh.write(b'{"n":1}\n')
+            os.utime(f, (1_000_000, 1_000_000))  # still cold
+        src._fired = False  # the watcher missed all four
+        src._last_full = time.monotonic()
+        assert _lines(src.poll()) == []  # a heartbeat right after the last one owes no re-stat yet
+        src._rolled_at = time.monotonic() - tail_mod.COLD_SURVEY_S / 2
+        assert len(_lines(src.poll())) == 2  # half the period: half the streams
+        src._rolled_at = time.monotonic() - tail_mod.COLD_SURVEY_S / 2
+        assert len(_lines(src.poll())) == 2  # the other half: every stream within one period
+        assert src._last_full != float("-inf")
 
 
 def test_without_a_watcher_every_poll_surveys_everything(tmp_path: Path) -> None:
