@@ -2,6 +2,14 @@
 
 State keeps summaries and (path, offset, length) pointers, never message bodies: memory grows with turns,
 not with bytes. It is mutated by one thread at a time (the engine holds a lock around `apply`).
+
+Parking: a session whose transcript has been read to its end and is done (`State.park`; the engine decides
+when: every fully read transcript after a report's drain, one unmodified for `PARK_IDLE_S` live) keeps what
+the surfaces read and drops the machinery that would extend its analysis (payload lanes, branch marks, the
+replay's per-call registries, commit facts, context pointers). Anything that needs that machinery again (its
+file grows, an event recording of one of its turns arrives) rebuilds it from its file (`State.unpark`), the
+way a truncated transcript is re-read. A report of a history read with parking equals one read without
+(`tests/test_parking.py`).
 """
 
 from __future__ import annotations
