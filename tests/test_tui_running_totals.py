@@ -38,3 +38,30 @@ def test_running_totals_equal_a_fresh_combine() -> None:
             sessions.pop(rng.randrange(len(sessions)))
         view = [rng.choice(sessions)] if sessions and step % 17 == 0 else list(sessions)  # one session picked
         assert combiner.update(view) == combine(view)
+
+
+def test_session_order_kept_by_moves_equals_a_stable_sort() -> None:
+    from dataclasses import replace
+
+    from tui.widgets.sessions import SessionList
+
+    rng = random.Random(11)
+    pane = SessionList()
+    sessions = [
+        SessionSummary(f"k{i}", f"s{i}", None, last_ms=rng.choice([None, rng.randint(0, 20)])) for i in range(30)
+    ]
+    for step in range(300):
+        action = rng.random()
+        if action < 0.8:
+            for _ in range(rng.randint(1, 3)):
+                i = rng.randrange(len(sessions))  # a session changed: a new summary, maybe newer activity
+                sessions[i] = replace(sessions[i], last_ms=rng.choice([None, rng.randint(0, 25)]))
+        elif action < 0.9:
+            sessions.append(SessionSummary(f"k{100 + step}", "x", None, last_ms=rng.randint(0, 25)))
+        elif len(sessions) > 2:
+            sessions.pop(rng.randrange(len(sessions)))
+        pane.set_sessions(tuple(sessions))
+        assert pane.sessions == sorted(sessions, key=lambda s: -(s.last_ms or 0))
+        assert all(
+            a is b for a, b in zip(pane.sessions, sorted(sessions, key=lambda s: -(s.last_ms or 0)), strict=True)
+        )

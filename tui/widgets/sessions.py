@@ -7,6 +7,7 @@ Most recently active sessions come first, because that is the one a user beside 
 
 from __future__ import annotations
 
+import bisect
 import os
 
 from textual.content import Content
@@ -30,6 +31,8 @@ class SessionList(RowList):
         self.active_key: str | None = None  # the session the table is limited to (None = all)
         self._totals: tuple[int, int, int] | None = None  # the "all sessions" row, counted once per change
         self._counted: dict[str, tuple[SessionSummary, int, int, int]] = {}  # key -> (summary, its three counts)
+        self._input: tuple[SessionSummary, ...] = ()  # the last `set_sessions` argument (the builder's order)
+        self._keys: list[tuple[int, int]] = []  # its sort keys in screen order: (-last_ms, index in `_input`)
 
     @property
     def row_count(self) -> int:
@@ -42,8 +45,8 @@ class SessionList(RowList):
     def set_sessions(self, sessions: tuple[SessionSummary, ...]) -> None:
         current = self.session_at(self.cursor)
         current_key = current.key if current is not None else None
-        ordered = sorted(sessions, key=lambda s: -(s.last_ms or 0))
-        if len(ordered) == len(self.sessions) and all(a is b for a, b in zip(ordered, self.sessions, strict=True)):
+        ordered = self._order(sessions)
+        if ordered is None:
             return  # the builder reuses a summary object until its session changes
         self.sessions = ordered
         self._totals = None
@@ -53,6 +56,33 @@ class SessionList(RowList):
                 if summary.key == current_key:
                     self.move_to(i)
                     break
+
+    def _order(self, sessions: tuple[SessionSummary, ...]) -> list[SessionSummary] | None:
+        """`sessions` newest activity first (ties in the builder's order, as a stable sort leaves them), or None
+        when nothing changed.
+
+        A live snapshot usually replaces one or two summaries of the same sessions in the same order: those are
+        moved (bisect on the sort key) instead of sorting thousands again (~1 ms per snapshot on the UI thread
+        at 2,000 sessions)."""
+        previous = self._input
+        same = len(sessions) == len(previous) and all(a.key is b.key or a.key == b.key
+                                                      for a, b in zip(sessions, previous, strict=True))  # fmt: skip
+        if not same:
+            self._input = sessions
+            self._keys = sorted(_key(s, i) for i, s in enumerate(sessions))
+            return [sessions[k[1]] for k in self._keys]
+        changed = [i for i, (a, b) in enumerate(zip(sessions, previous, strict=True)) if a is not b]
+        if not changed:
+            return None
+        keys = list(self._keys)
+        for i in changed:
+            old = _key(previous[i], i)
+            at = bisect.bisect_left(keys, old)
+            del keys[at]
+            new = _key(sessions[i], i)
+            bisect.insort(keys, new)
+        self._input, self._keys = sessions, keys
+        return [sessions[k[1]] for k in keys]
 
     def set_active(self, key: str | None) -> None:
         self.active_key = key
@@ -102,3 +132,8 @@ class SessionList(RowList):
             (cell(pct(summary.resend_share, 0), 6, right=True), share_style(summary.resend_share)),
             (cell(rewritten, 4, right=True), "$error" if rewritten else MUTED),
         )
+
+
+def _key(summary: SessionSummary, index: int) -> tuple[int, int]:
+    """Newest activity first; ties keep the builder's order (what a stable sort by `-last_ms` gives)."""
+    return (-(summary.last_ms or 0), index)
