@@ -138,3 +138,38 @@ def test_parked_sessions_are_recounted_rarely_and_a_rebuilt_one_at_once(monkeypa
     clock.now += view.PARKED_RECOUNT_S
     assert [s.payload_total for s in builder.build().sessions] == [800] * 4
     assert first.sessions[0].payload_total == 300
+
+
+def test_row_index_follows_appends_replacements_and_removals() -> None:
+    import random
+
+    from tui.view import RowIndex
+
+    rng = random.Random(5)
+    state = State()
+    ms = iter(rng.sample(range(1_790_000_000_000, 1_790_000_100_000), 5_000))  # distinct: one true order
+    index = RowIndex()
+
+    def turn(key: str, i: int) -> Turn:
+        return Turn(key, i, None, None, next(ms), Where(key, i + 2, 0))
+
+    for step in range(200):
+        action = rng.random()
+        keys = list(state.sessions)
+        if action < 0.6 or not keys:
+            key = rng.choice([*keys, f"/x/{step}.jsonl"]) if keys else f"/x/{step}.jsonl"
+            session = state.session_for(key, key)
+            session.turns.extend(turn(key, len(session.turns) + j) for j in range(rng.randint(0, 3)))
+        elif action < 0.75:
+            del state.sessions[rng.choice(keys)]  # gone
+        elif action < 0.9:
+            key = rng.choice(keys)
+            old = state.sessions.pop(key)
+            fresh = state.session_for(key, key)  # rebuilt (unparked, truncated): a new object
+            fresh.turns = old.turns[: rng.randint(0, len(old.turns))]
+        else:
+            session = state.sessions[rng.choice(keys)]
+            del session.turns[rng.randint(0, len(session.turns)) :]  # shrank
+        index.update(state)
+        expected = sorted((t for s in state.sessions.values() for t in s.turns), key=lambda t: t.ts_ms)
+        assert [id(r) for r in index.rows()] == [id(t) for t in expected]

@@ -250,7 +250,7 @@ class RowIndex:
     def update(self, state: State) -> bool:
         """Take what is new in `state`; True when the row list changed."""
         logs_only = not state.sessions
-        if logs_only != self._logs_only or self._stale(state):
+        if logs_only != self._logs_only or (logs_only and len(state.log.continuity) < self._log_seen):
             self._rebuild(state, logs_only)
             return True
         new: list[tuple[int, int, Row]] = []
@@ -260,11 +260,26 @@ class RowIndex:
                 new.append(self._keyed(line))
             self._log_seen = len(lines)
         else:
+            # One pass that both takes new turns and notices a session that was replaced, shrank or went (then
+            # everything is rebuilt): an unchanged session costs a lookup, which matters at thousands of them.
+            seen = self._seen
             for key, session in state.sessions.items():
-                _ident, taken = self._seen.get(key, (id(session), 0))
-                for turn in session.turns[taken:]:
+                turns = session.turns
+                entry = seen.get(key)
+                taken = 0
+                if entry is not None:
+                    ident, taken = entry
+                    if ident != id(session) or len(turns) < taken:
+                        self._rebuild(state, logs_only)
+                        return True
+                    if len(turns) == taken:
+                        continue
+                for turn in turns[taken:]:
                     new.append(self._keyed(turn))
-                self._seen[key] = (id(session), len(session.turns))
+                seen[key] = (id(session), len(turns))
+            if len(seen) != len(state.sessions):  # every session is in `seen` now: the extra ones are gone
+                self._rebuild(state, logs_only)
+                return True
         if not new:
             return False
         in_order = all(a[:2] <= b[:2] for a, b in itertools.pairwise(new))
@@ -278,16 +293,6 @@ class RowIndex:
             self._plain = [r[2] for r in self._rows]
             self.generation += 1
         return True
-
-    def _stale(self, state: State) -> bool:
-        if self._logs_only:
-            return len(state.log.continuity) < self._log_seen
-        sessions = state.sessions
-        for key, (ident, taken) in self._seen.items():  # (no set difference: it built two sets per snapshot)
-            session = sessions.get(key)
-            if session is None or id(session) != ident or len(session.turns) < taken:
-                return True
-        return False
 
     def _rebuild(self, state: State, logs_only: bool) -> None:
         self._rows = []
