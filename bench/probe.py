@@ -97,6 +97,13 @@ def run_app(args: argparse.Namespace) -> dict[str, Any]:
     from core.engine import Engine
 
     engine: Engine = open_engine([Path(p) for p in args.paths], [], watch=True)
+    index = None
+    if args.index:  # as `run_dashboard` does: the saved state is restored in the worker, before its first poll
+        from core.index import Index
+
+        index = Index.for_engine(engine, volatile=[], mode="live", directory=Path(args.index))
+        restore = index.restore
+        engine.before_first_poll(lambda: restore(engine))
     app = ProbeApp(engine)
     result: dict[str, Any] = {}
 
@@ -111,6 +118,13 @@ def run_app(args: argparse.Namespace) -> dict[str, Any]:
             # backfill runs (the dedupe simulation of the largest flatten re-reads it from disk). Then nothing
             # changes on disk, and what is left is what the dashboard costs while it sits there.
             await asyncio.sleep(SETTLE_S)
+            if index is not None:
+                result["index_status"] = index.status
+                if args.save_index:  # what a quit saves, taken before the live writer adds its file
+                    started = time.perf_counter()
+                    index.save(engine)
+                    result["index_save_s"] = time.perf_counter() - started
+                    await asyncio.sleep(SETTLE_S)
             if args.idle > 0:
                 wall, cpu = time.perf_counter(), cpu_seconds()
                 await asyncio.sleep(args.idle)
@@ -243,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     app.add_argument("--live-dst", help="where the live transcript is written (inside a watched root)")
     app.add_argument("--live-rate", type=float, default=20.0)
     app.add_argument("--live-seconds", type=float, default=15.0)
+    app.add_argument("--index", help="persistent index directory: restore from it at start")
+    app.add_argument("--save-index", action="store_true", help="save the index once the backfill settled")
     writer = sub.add_parser("writer")
     writer.add_argument("src")
     writer.add_argument("dst")
