@@ -121,6 +121,7 @@ def run_app(args: argparse.Namespace) -> dict[str, Any]:
             if index is not None:
                 result["index_status"] = index.status
                 if args.save_index:  # what a quit saves, taken before the live writer adds its file
+                    result["rss_before_save_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                     started = time.perf_counter()
                     index.save(engine)
                     result["index_save_s"] = time.perf_counter() - started

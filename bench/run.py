@@ -483,7 +483,13 @@ def render(results: list[CorpusResult], info: dict[str, Any]) -> str:
             "≤ 2 %",
             judge(idle, lambda v: v <= 2),
         )
-        row("dashboard peak RSS", [_num(r.app.get("rss_mb"), ".0f", " MB") for r in results])
+        row(
+            "dashboard peak RSS: backfill / with the index save",
+            [
+                f"{_num(r.app.get('rss_before_save_mb'), '.0f', ' MB')} / {_num(r.app.get('rss_mb'), '.0f', ' MB')}"
+                for r in results
+            ],
+        )
 
     widths = [max(len(r[0]) for r in rows), *(max(len(c), *(len(r[1][i]) for r in rows)) for i, c in enumerate(cols))]
     tw = max(len("target"), *(len(r[2]) for r in rows))
