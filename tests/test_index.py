@@ -24,20 +24,6 @@ from tui.cli import main
 DEMO = Path(__file__).resolve().parent.parent / "core" / "demo" / "data"
 
 
-@pytest.fixture
-def runs(monkeypatch: pytest.MonkeyPatch) -> list[Index]:
-    """The index of each run, in order; `.status` is `warm` or `cold: <why>` once the run is over."""
-    seen: list[Index] = []
-    original = Index.restore
-
-    def spy(self: Index, engine: Any) -> bool:
-        seen.append(self)
-        return original(self, engine)
-
-    monkeypatch.setattr(Index, "restore", spy)
-    return seen
-
-
 def statuses_of(runs: list[Index]) -> list[str]:
     return [run.status for run in runs]
 

@@ -16,19 +16,6 @@ from tests.test_agent_mux import WS, append, assistant, rewrite, text, user
 from tui.cli import main
 
 
-@pytest.fixture
-def runs(monkeypatch: pytest.MonkeyPatch) -> list[Index]:
-    seen: list[Index] = []
-    original = Index.restore
-
-    def spy(self: Index, engine: Any) -> bool:
-        seen.append(self)
-        return original(self, engine)
-
-    monkeypatch.setattr(Index, "restore", spy)
-    return seen
-
-
 def report(root: Path, tmp_path: Path, *extra: str) -> dict[str, Any]:
     out = tmp_path / "report.json"
     assert main(["report", str(root), "--format", "json", "-o", str(out), *extra]) == 0
