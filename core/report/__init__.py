@@ -81,14 +81,18 @@ def write(report: dict[str, Any], fmt: str, out: IO[bytes]) -> None:
         out.write(orjson.dumps(turn, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
         first = False
     out.write(b"[]" if first else b"\n  ]")
-    tail = orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2).partition(_TURNS_MARK_JSON)[2]
-    out.write(tail)
+    out.write(_skeleton(report).partition(_TURNS_MARK_JSON)[2])
     out.write(b"\n")
+
+
+def _skeleton(report: dict[str, Any]) -> bytes:
+    """The report's JSON with the marker string where the turns list goes."""
+    return orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2)
 
 
 def _split(report: dict[str, Any]) -> tuple[bytes, bool]:
     """The report's JSON up to its turns list, and whether the marker stands for the list alone."""
-    skeleton = orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2)
+    skeleton = _skeleton(report)
     return skeleton.partition(_TURNS_MARK_JSON)[0], skeleton.count(_TURNS_MARK_JSON) == 1
 
 

@@ -253,11 +253,9 @@ class Redactor:
         the turn's JSON text, which holds every key and string of the turn."""
         try:
             data = orjson.dumps(obj).replace(_TOKENS_KEY, b"").decode("utf-8")
-        except (TypeError, orjson.JSONEncodeError):
-            return self.value(obj)
-        if not _may_hold_secret(data):
-            return obj
-        return self.value(obj)
+        except (TypeError, orjson.JSONEncodeError):  # not plain JSON (a lone surrogate): walk it
+            data = None
+        return obj if data is not None and not _may_hold_secret(data) else self.value(obj)
 
     def summary(self, *, enabled: bool = True) -> dict[str, Any]:
         """The report's `redactions` field: whether redaction ran, how many strings, by kind."""
