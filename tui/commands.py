@@ -100,16 +100,19 @@ def run_report(args: argparse.Namespace) -> int:
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
-    engine, finish = loaded
+    held, finish = [loaded[0]], loaded[1]
+    del loaded  # `_report` frees the state before a non-JSON rendering: no other reference may keep it
     try:
-        return _report(args, engine)
+        return _report(args, held)
     finally:
         finish()  # the index is saved once the report is out (the user has it; only the exit waits)
 
 
-def _report(args: argparse.Namespace, engine: Engine) -> int:
+def _report(args: argparse.Namespace, held: list[Engine]) -> int:
+    """`held` is the caller's only reference to the engine, handed over so the state can be freed here."""
     from core.report import ReportOptions, build_report, write
 
+    engine = held.pop()
     try:
         options = ReportOptions.from_args(args)
     except ValueError as err:
