@@ -1,6 +1,6 @@
 """Benchmark corpora: a senpi agent dir of a chosen size, written by the deterministic simulator.
 
-Why a wrapper and not a generator of its own: ``core.demo.simulate`` already writes what senpi writes
+Why a wrapper and not a generator of its own: ``core.demo.sim`` already writes what senpi writes
 (session.log with real size-based rotation, transcripts with long tool results, thinking blocks, directive
 blocks, flatten and fork chains, sidecars, ``--mode json`` event recordings) and its tests check that the
 bytes are right. A second generator would drift from it. This module only chooses the simulator's
@@ -30,7 +30,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from core.demo import simulate
+from core.demo.sim.generator import generate
+from core.demo.sim.manifest import GENERATOR_VERSION
+from core.demo.sim.sink import DEFAULT_ROTATE_BYTES
 
 DEFAULT_ROOT = Path(os.environ.get("CONTINUITY_BENCH_DIR", "/tmp/continuity-bench"))
 BYTES_PER_SESSION = 470_000
@@ -115,11 +117,11 @@ def corpus_dir(size: int, seed: int, root: Path = DEFAULT_ROOT) -> Path:
 
 def _params(size: int, seed: int) -> dict[str, object]:
     return {
-        "generator_version": simulate.GENERATOR_VERSION,
+        "generator_version": GENERATOR_VERSION,
         "seed": seed,
         "sessions": sessions_for(size),
         "scale": 1.0,
-        "rotate_bytes": simulate.DEFAULT_ROTATE_BYTES,
+        "rotate_bytes": DEFAULT_ROTATE_BYTES,
     }
 
 
@@ -145,7 +147,7 @@ def ensure(size: int, *, seed: int = 7, root: Path = DEFAULT_ROOT, force: bool =
     if not quiet:
         print(f"generating a {human_size(size)} corpus ({params['sessions']} sessions) in {out} …", file=sys.stderr)
     started = time.perf_counter()
-    manifest = simulate.generate(
+    manifest = generate(
         out,
         "corpus",
         seed=seed,

@@ -1,6 +1,6 @@
 """End to end against the senpi simulator: what the replay recomputes must be what the simulated senpi did.
 
-The simulator (`core.demo.simulate`) is an independent re-implementation of senpi that writes an agent dir
+The simulator (`core.demo.sim`) is an independent re-implementation of senpi that writes an agent dir
 plus a manifest of true values (logged decision, commit outcome, volatile-only rewrites, what a stable
 fingerprint would have logged). Every turn of every session must match.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from core.demo.simulate import generate
+from core.demo.sim.generator import generate
 from core.demo.writer import demo_source
 from core.state import SessionState, State
 from tests.senpi_builder import run

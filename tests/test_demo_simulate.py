@@ -1,4 +1,4 @@
-"""The senpi simulator (core.demo.simulate), its bundled demo data and the live demo writer.
+"""The senpi simulator (core.demo.sim), its bundled demo data and the live demo writer.
 
 The simulator is the ground truth other tests compare the analysis against, so these tests check it against
 senpi's own vectors and check that the data it wrote is self-consistent when read back the way a parser would:
@@ -7,14 +7,40 @@ from the files, not from the simulator's internals.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core.demo import simulate as sim
+from core.demo.sim import scenarios
+from core.demo.sim.builds import NEW_BUILD, OLD_BUILD, Build
+from core.demo.sim.continuity import Continuity, Fingerprint
+from core.demo.sim.digest import (
+    HASH_PROJECTED,
+    HASH_TIMING_STRIPPED,
+    HASH_VERBATIM,
+    assistant_content_hash,
+    digest,
+    prefix_digest,
+    sent_message_hash,
+)
+from core.demo.sim.directives import ULTRAWORK_SPAN, ULTRAWORK_SPAN_BYTES
+from core.demo.sim.generator import generate
+from core.demo.sim.ids import parse_iso_ms
+from core.demo.sim.jsjson import canonical_json, js_number, locale_key
+from core.demo.sim.prompt import (
+    HISTORY_CLOSE,
+    PLACEHOLDER_NEW,
+    PLACEHOLDER_OLD,
+    dedupe_ultrawork,
+    flatten_prompt_blocks,
+    payload_bytes,
+)
+from core.demo.sim.scenarios import NEW_TOOLS, OLD_TOOLS
 from core.demo.writer import DemoWriter, infer_ops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,15 +71,15 @@ def _manifest() -> dict[str, Any]:
     return json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))
 
 
-def _build_for(provider: str) -> sim.Build:
-    return sim.OLD_BUILD if provider == "claude-sdk-oauth" else sim.NEW_BUILD
+def _build_for(provider: str) -> Build:
+    return OLD_BUILD if provider == "claude-sdk-oauth" else NEW_BUILD
 
 
-def _tools_for(build: sim.Build) -> frozenset[str]:
-    return sim.OLD_TOOLS if build is sim.OLD_BUILD else sim.NEW_TOOLS
+def _tools_for(build: Build) -> frozenset[str]:
+    return OLD_TOOLS if build is OLD_BUILD else NEW_TOOLS
 
 
-def _contexts(entries: list[dict[str, Any]], build: sim.Build) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def _contexts(entries: list[dict[str, Any]], build: Build) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """(assistant message, provider context before it) for every assistant, rebuilt from transcript entries:
     custom_message → user text, environment-context folded into the next user (new builds), failed assistants
     dropped (new builds)."""
@@ -91,20 +117,44 @@ def _diagnostic(message: dict[str, Any]) -> dict[str, Any]:
     return diag
 
 
+# -- independence -------------------------------------------------------------------------------------------------
+
+
+def test_the_simulator_imports_nothing_it_cross_checks() -> None:
+    """The oracle stays independent: its modules import the standard library and each other, nothing else of core
+    (a shared helper would make a bug in the analysis agree with itself)."""
+    package = ROOT / "core" / "demo" / "sim"
+    modules = sorted(package.glob("*.py"))
+    assert len(modules) >= 10
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{path.name}: relative import"
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                ok = name.startswith("core.demo.sim.") or top in sys.stdlib_module_names or top == "__future__"
+                assert ok, f"{path.name} imports {name}"
+
+
 # -- digest and serializer against senpi's own vectors ----------------------------------------------------------
 
 
 def test_digest_vectors_and_key_order() -> None:
     vectors = json.loads(VECTORS.read_text(encoding="utf-8"))
     for case in vectors["digests"]:
-        assert sim.canonical_json(case["input"]) == case["canonical"]
-        assert sim.digest(case["input"]) == case["sha256"]
-    assert sorted(vectors["keyOrder"]["keys"], key=sim.locale_key) == vectors["keyOrder"]["sorted"]
+        assert canonical_json(case["input"]) == case["canonical"]
+        assert digest(case["input"]) == case["sha256"]
+    assert sorted(vectors["keyOrder"]["keys"], key=locale_key) == vectors["keyOrder"]["sorted"]
 
 
 def test_prefix_and_assistant_hash_vectors() -> None:
-    user = sim.sent_message_hash({"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 1})
-    tool = sim.sent_message_hash(
+    user = sent_message_hash({"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 1})
+    tool = sent_message_hash(
         {
             "role": "toolResult",
             "toolCallId": "toolu_01",
@@ -113,8 +163,8 @@ def test_prefix_and_assistant_hash_vectors() -> None:
         }
     )
     assert user == "605b2cd3bceaf2d08e7ba22785ed603b5cce260a16f3215a2b9751da809810e2"
-    assert sim.prefix_digest([user, tool]) == "4ad0220175c5862a54149567ed2412abe685c31ae8bb2ae95d9dc6b7b09e881e"
-    assert sim.prefix_digest([]) == "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+    assert prefix_digest([user, tool]) == "4ad0220175c5862a54149567ed2412abe685c31ae8bb2ae95d9dc6b7b09e881e"
+    assert prefix_digest([]) == "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
     timed = {
         "type": "thinking",
         "thinking": "t",
@@ -129,10 +179,10 @@ def test_prefix_and_assistant_hash_vectors() -> None:
         "model": "claude-opus-4-8",
         "content": [timed, {"type": "text", "text": "hi", "index": 1}],
     }
-    assert sim.assistant_content_hash(message, sim.HASH_VERBATIM).startswith("156486c3")
-    assert sim.assistant_content_hash(message, sim.HASH_TIMING_STRIPPED).startswith("ecc1cba1")
-    assert sim.assistant_content_hash(message, sim.HASH_PROJECTED).startswith("62b6a44e")
-    assert sim.assistant_content_hash({**message, "provider": "anthropic-subscription"}, sim.HASH_PROJECTED) == (
+    assert assistant_content_hash(message, HASH_VERBATIM).startswith("156486c3")
+    assert assistant_content_hash(message, HASH_TIMING_STRIPPED).startswith("ecc1cba1")
+    assert assistant_content_hash(message, HASH_PROJECTED).startswith("62b6a44e")
+    assert assistant_content_hash({**message, "provider": "anthropic-subscription"}, HASH_PROJECTED) == (
         "4145e91c70544a588e20a5e1b1e42a5667fe659b45b06cf039fcd514c091e9d1"
     )
 
@@ -147,7 +197,7 @@ def test_js_number_matches_javascript() -> None:
         -0.0: "0",
         123456789.125: "123456789.125",
     }
-    assert {k: sim.js_number(k) for k in cases} == cases
+    assert {k: js_number(k) for k in cases} == cases
 
 
 def test_flatten_matches_the_reference_test() -> None:
@@ -165,7 +215,7 @@ def test_flatten_matches_the_reference_test() -> None:
         },
         {"role": "user", "content": [{"type": "text", "text": "Explain the match"}]},
     ]
-    blocks = sim.flatten_prompt_blocks(context, frozenset({"repoSearch"}), sim.OLD_BUILD)
+    blocks = flatten_prompt_blocks(context, frozenset({"repoSearch"}), OLD_BUILD)
     assert [b["text"] for b in blocks][:5] == [
         "<conversation_history>\n",
         "USER:\n",
@@ -173,30 +223,30 @@ def test_flatten_matches_the_reference_test() -> None:
         "\n\nASSISTANT:\n",
         'Historical tool call (non-executable): mcp__custom-tools__repoSearch args={"query":"needle"}',
     ]
-    assert sim.payload_bytes(blocks) == 449
-    single = sim.flatten_prompt_blocks(
-        [context[0] | {"content": [{"type": "text", "text": "Hello"}]}], frozenset(), sim.OLD_BUILD
+    assert payload_bytes(blocks) == 449
+    single = flatten_prompt_blocks(
+        [context[0] | {"content": [{"type": "text", "text": "Hello"}]}], frozenset(), OLD_BUILD
     )
-    assert sim.payload_bytes(single) == 198
+    assert payload_bytes(single) == 198
 
 
 def test_dedupe_rules() -> None:
     a, b = "<ultrawork-mode>A</ultrawork-mode>", "<ultrawork-mode>B</ultrawork-mode>"
-    blocks = [{"type": "text", "text": t} for t in (a, a, b, a, sim.HISTORY_CLOSE, a)]
-    old, collapsed_old = sim.dedupe_ultrawork(blocks, sim.OLD_BUILD)
+    blocks = [{"type": "text", "text": t} for t in (a, a, b, a, HISTORY_CLOSE, a)]
+    old, collapsed_old = dedupe_ultrawork(blocks, OLD_BUILD)
     assert collapsed_old == 4 and [x["text"] for x in old][-1] == a
-    assert [x["text"] for x in old][:4] == [sim.PLACEHOLDER_OLD] * 4
-    new, collapsed_new = sim.dedupe_ultrawork(blocks, sim.NEW_BUILD)
+    assert [x["text"] for x in old][:4] == [PLACEHOLDER_OLD] * 4
+    new, collapsed_new = dedupe_ultrawork(blocks, NEW_BUILD)
     assert collapsed_new == 1  # A,A,B,A -> A,P,B,A; the final message is out of scope
-    assert [x["text"] for x in new][:4] == [a, sim.PLACEHOLDER_NEW, b, a]
+    assert [x["text"] for x in new][:4] == [a, PLACEHOLDER_NEW, b, a]
     assert blocks[1]["text"] == a  # the input is never mutated
-    assert len(sim.ULTRAWORK_SPAN.encode()) == sim.ULTRAWORK_SPAN_BYTES == 24_871
+    assert len(ULTRAWORK_SPAN.encode()) == ULTRAWORK_SPAN_BYTES == 24_871
 
 
 def test_decision_fork_chain_grows_from_a_fixed_boundary() -> None:
     counter = iter(range(1000))
-    state = sim.Continuity(sim.OLD_BUILD, lambda: f"sdk-{next(counter)}")
-    fp = sim.Fingerprint("a", "m", "s", "t")
+    state = Continuity(OLD_BUILD, lambda: f"sdk-{next(counter)}")
+    fp = Fingerprint("a", "m", "s", "t")
     hashes = ["h1"]
     for n, expected in ((1, "bootstrap"), (2, "delta"), (3, "delta")):
         hashes = [f"h{i}" for i in range(1, n + 1)]
@@ -227,28 +277,28 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_same_seed_same_bytes(tmp_path: Path) -> None:
-    sim.generate(tmp_path / "a", "demo", seed=7)
-    sim.generate(tmp_path / "b", "demo", seed=7)
-    sim.generate(tmp_path / "c", "demo", seed=8)
+    generate(tmp_path / "a", "demo", seed=7)
+    generate(tmp_path / "b", "demo", seed=7)
+    generate(tmp_path / "c", "demo", seed=8)
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
     assert _tree(tmp_path / "a") != _tree(tmp_path / "c")
 
 
 def test_bundled_demo_is_the_generator_output(tmp_path: Path) -> None:
-    """core/demo/data is regenerated, never edited: `python -m core.demo.simulate --out core/demo/data`."""
-    sim.generate(tmp_path / "demo", "demo")
+    """core/demo/data is regenerated, never edited: `python -m core.demo.sim --out core/demo/data`."""
+    generate(tmp_path / "demo", "demo")
     assert _tree(tmp_path / "demo") == _tree(DATA)
 
 
 def test_generate_refuses_a_foreign_dir(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(FileExistsError):
-        sim.generate(tmp_path, "demo")
+        generate(tmp_path, "demo")
 
 
 def test_corpus_streams_and_rotates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sim, "CORPUS_SESSIONS", 12)
-    manifest = sim.generate(tmp_path, "corpus", seed=3, scale=0.3, rotate_bytes=8 * 1024)
+    monkeypatch.setattr(scenarios, "CORPUS_SESSIONS", 12)
+    manifest = generate(tmp_path, "corpus", seed=3, scale=0.3, rotate_bytes=8 * 1024)
     assert len(manifest.sessions) == 12 and manifest.replay is None
     assert len(manifest.rotations) >= 2  # more than one rotation: only the newest old generation survives
     assert (tmp_path / "logs" / "session.log.1").exists()
@@ -299,7 +349,7 @@ def test_every_diagnostic_matches_one_log_line() -> None:
                 and line["kind"] == details["kind"]
                 and line["reason"] == details["reason"]
                 and line.get("count") == details.get("deltaMessages")
-                and abs(sim.parse_iso_ms(line["ts"]) - diag["timestamp"]) <= 3_000
+                and abs(parse_iso_ms(line["ts"]) - diag["timestamp"]) <= 3_000
                 and line.get("sessionId", session["session_id"]) == session["session_id"]
             ]
             assert matches, f"no log line for {session['session_id']} turn {turn['index']}"
@@ -321,13 +371,13 @@ def test_ordering_invariant() -> None:
             if entry.get("type") != "message" or entry["message"]["role"] != "assistant":
                 continue
             turn = next(turns)
-            message, written = entry["message"], sim.parse_iso_ms(entry["timestamp"])
+            message, written = entry["message"], parse_iso_ms(entry["timestamp"])
             diag = _diagnostic(message)["timestamp"]
-            logged = sim.parse_iso_ms(turn["log_ts"])
+            logged = parse_iso_ms(turn["log_ts"])
             assert message["timestamp"] <= diag <= logged + 1 and logged <= written
             if turn["marker"]:
                 assert previous is not None and previous["data"] == {"schemaVersion": 2, "marker": True}
-                assert logged <= sim.parse_iso_ms(previous["timestamp"]) <= written
+                assert logged <= parse_iso_ms(previous["timestamp"]) <= written
             for block in message["content"]:
                 if block["type"] == "thinking":
                     assert block["startedAt"] <= block["endedAt"] <= written
@@ -344,9 +394,9 @@ def test_flatten_payload_bytes_and_counts_match_the_transcript() -> None:
             if details["kind"] not in ("flatten", "bootstrap") or "payloadBytes" not in details:
                 continue
             assert details["deltaMessages"] == _transmitted(context)
-            blocks = sim.flatten_prompt_blocks(context, _tools_for(build), build)
-            deduped, collapsed = sim.dedupe_ultrawork(blocks, build)
-            assert sim.payload_bytes(deduped) == details["payloadBytes"] == turn["payload_bytes"]
+            blocks = flatten_prompt_blocks(context, _tools_for(build), build)
+            deduped, collapsed = dedupe_ultrawork(blocks, build)
+            assert payload_bytes(deduped) == details["payloadBytes"] == turn["payload_bytes"]
             assert collapsed == details["collapsedDirectives"]
 
 
@@ -355,13 +405,13 @@ def test_ulw_prompts_compound_in_flattens() -> None:
     old = _manifest()["sessions"][0]
     entries = _json_lines(DATA / old["transcript"])
     flattens = 0
-    for message, context in _contexts(entries, sim.OLD_BUILD):
+    for message, context in _contexts(entries, OLD_BUILD):
         ulw = sum(1 for m in context if m["role"] == "user" and "<ultrawork-mode>" in m["content"][0]["text"])
         details = _diagnostic(message)["details"]
         if details["kind"] != "flatten":
             continue
         flattens += 1
-        blocks = sim.flatten_prompt_blocks(context, sim.OLD_TOOLS, sim.OLD_BUILD)
+        blocks = flatten_prompt_blocks(context, OLD_TOOLS, OLD_BUILD)
         spans = [s for b in blocks for s in SPAN.findall(b["text"])]
         assert len(spans) == ulw >= 1
         assert {len(s.encode()) for s in spans} == {24_871}
@@ -381,15 +431,15 @@ def test_rewritten_turns_are_visible_in_the_event_recording() -> None:
         elif event["type"] == "message_end" and event["message"]["role"] == "assistant":
             assert last_partial is not None
             final = event["message"]
-            capture = sim.assistant_content_hash(last_partial, sim.HASH_VERBATIM)
-            stripped = sim.assistant_content_hash(last_partial, sim.HASH_TIMING_STRIPPED)
+            capture = assistant_content_hash(last_partial, HASH_VERBATIM)
+            stripped = assistant_content_hash(last_partial, HASH_TIMING_STRIPPED)
             commits.append((capture, stripped, final))
             last_partial = None
     assert len(commits) == len(old["turns"])
     for (capture, stripped, final), turn in zip(commits, old["turns"], strict=True):
         assert capture == turn["capture_hash"]
-        assert (capture != sim.assistant_content_hash(final, sim.HASH_VERBATIM)) == (turn["commit"] == "rewritten")
-        assert stripped == sim.assistant_content_hash(final, sim.HASH_TIMING_STRIPPED)
+        assert (capture != assistant_content_hash(final, HASH_VERBATIM)) == (turn["commit"] == "rewritten")
+        assert stripped == assistant_content_hash(final, HASH_TIMING_STRIPPED)
         assert turn["volatile_only_rewrite"] == (turn["commit"] == "rewritten")
 
 
@@ -431,7 +481,7 @@ def test_sidecar_matches_the_last_marker() -> None:
     assert sidecar["markerEntryId"] == markers[-1]["id"]
     index = entries.index(markers[-1])
     assistant = entries[index + 1]["message"]
-    assert sidecar["assistantContentHash"] == sim.assistant_content_hash(assistant, sim.HASH_PROJECTED)
+    assert sidecar["assistantContentHash"] == assistant_content_hash(assistant, HASH_PROJECTED)
     last = [t for t in new["turns"] if t["marker"]][-1]
     assert sidecar["sentCount"] == last["sent_messages"]
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from core.analysis.context import is_transmitted
 from core.analysis.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST, PLACEHOLDER_SUPERSEDED, senpi_dedupe
 from core.analysis.directives import DirectiveLedger
@@ -42,6 +40,7 @@ from core.analysis.serialize import (
     tool_watch_note,
     utf8_len,
 )
+from core.demo.sim.generator import generate
 from tests.payload_support import Transcript, ingest, only_session, text
 
 ULTRAWORK_BYTES = 24_871
@@ -466,9 +465,8 @@ def test_anchor_is_the_last_block_without_a_final_user_message(tmp_path: Path) -
 
 
 def test_simulator_manifest_agrees(tmp_path: Path) -> None:
-    """The independent senpi simulator (`core.demo.simulate`) knows the true bytes of every call it made."""
-    simulate = pytest.importorskip("core.demo.simulate")
-    manifest = simulate.generate(tmp_path / "agent", "demo")
+    """The independent senpi simulator (`core.demo.sim`) knows the true bytes of every call it made."""
+    manifest = generate(tmp_path / "agent", "demo")
     engine = ingest(tmp_path / "agent")
     sessions = {s.session_id: s for s in engine.state.sessions.values()}
     compared = checked = stable = 0

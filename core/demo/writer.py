@@ -8,15 +8,16 @@ into session.log.1, the sidecar replaced atomically. The replay follows the simu
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from core.demo.simulate import SESSION_LOG, parse_iso_ms
-
+SESSION_LOG = "logs/session.log"
 Op = list[Any]  # [ms, "a", target, source, offset, nbytes] | [ms, "r", path] | [ms, "w", path]
 _ISO = re.compile(rb'"(?:ts|timestamp)":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"')
 
@@ -168,6 +169,16 @@ def infer_ops(source: Path) -> list[Op]:
             keyed.append((last_ms, order, 1 << 30, [last_ms, "w", sidecar.relative_to(source).as_posix()]))
     keyed.sort(key=lambda item: item[:3])
     return [op for *_, op in keyed]
+
+
+def parse_iso_ms(text: str) -> int:
+    """Epoch milliseconds of a ``toISOString`` time (``2026-08-07T09:12:04.311Z``).
+
+    Kept here rather than imported: the simulator (``core.demo.sim``) is a leaf only the demo data, tests and
+    bench use, and the dashboard's writer must not load it for two small names.
+    """
+    base = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+    return base * 1000 + int(text[20:23])
 
 
 def demo_source() -> Path:
