@@ -8,9 +8,11 @@ from the files, not from the simulator's internals.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +271,37 @@ def test_decision_fork_chain_grows_from_a_fixed_boundary() -> None:
     assert counts == [2, 3, 4]
 
 
+def _two_calls_then_thinking_switch(build: Build) -> tuple[Continuity, list[str]]:
+    counter = iter(range(1000))
+    state = Continuity(build, lambda: f"sdk-{next(counter)}")
+    for n in (1, 2):
+        hashes = [f"h{i}" for i in range(1, n + 1)]
+        state.begin_call(hashes, Fingerprint("a", "m", "s", "high"), n, has_assistant=n > 1)
+        state.finish_call(hashes, f"uuid-{n}", n)
+    assert state.select_thinking_level() == "thinking_level_selected"
+    return state, ["h1", "h2", "h3"]
+
+
+#: v2026.8.4-2 with the two rules that arrive in v2026.8.18-3 switched on: what v2026.8.22-2 decides here
+AUG_18_RULES = dataclasses.replace(OLD_BUILD, binding_drift_check=True, thinking_keeps_hashes=True)
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        (OLD_BUILD, ("fork", "history_rolled_back", 3, 0)),  # kept sentHashes [], no drift check on a binding
+        (AUG_18_RULES, ("flatten", "options_changed", 3, 0)),  # drift check on the binding path
+        (NEW_BUILD, ("fork", "toolset_changed", 1, 2)),  # 2026.9.7-2+: split reason, toolset drift reattaches
+    ],
+)
+def test_a_thinking_level_switch_is_decided_by_the_build(build: Build, expected: tuple[Any, ...]) -> None:
+    state, hashes = _two_calls_then_thinking_switch(build)
+    start = state.begin_call(hashes, Fingerprint("a", "m", "s", "medium"), 10, has_assistant=True)
+    obs = start.observation
+    assert (obs.kind, obs.reason, obs.count, start.decision.start) == expected
+    assert start.closed is None  # the switch closed the entry already: no second close at call start
+
+
 # -- the generator ------------------------------------------------------------------------------------------------
 
 
@@ -311,6 +344,17 @@ def test_corpus_streams_and_rotates(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert (logged["kind"], logged["reason"], logged.get("count")) == (turn.kind, turn.reason, turn.count)
 
 
+def test_the_old_demo_data_is_this_simulator_with_the_2026_8_18_3_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data bundled before issue 20 is what the v2026.8.18-3 rules give: turn 19 flatten/options_changed/23,
+    97,795 bytes after dedupe (147,369 before), as senpi v2026.8.22-2 replays it (senpi-fidelity review, item 3)."""
+    monkeypatch.setattr(scenarios, "OLD_BUILD", AUG_18_RULES)
+    turn = generate(tmp_path / "demo", "demo").sessions[0].turns[19]
+    assert (turn.kind, turn.reason, turn.count) == ("flatten", "options_changed", 23)
+    assert (turn.payload_bytes, turn.payload_bytes_raw, turn.collapsed_directives) == (97_795, 147_369, 2)
+
+
 # -- the bundled demo data read back ----------------------------------------------------------------------------
 
 
@@ -327,6 +371,88 @@ def test_demo_shape_and_size() -> None:
     assert hostile["hostile_entry_ids"]
     for path in (old["events"], new["events"]):
         assert (DATA / path).exists()
+
+
+def test_demo_turn_19_is_what_its_declared_build_decides() -> None:
+    """Session 019fdb7e declares 2026.8.4-2: after the thinking switch senpi's own code forks from the empty binding
+    at 0 and sends the 23 messages as delta blocks, 134,071 bytes (senpi-fidelity review, item 3)."""
+    old = _manifest()["sessions"][0]
+    assert old["build"] == "2026.8.4-2"
+    turn = old["turns"][19]
+    assert turn["entry_id"] == "865b7911"
+    assert (turn["kind"], turn["reason"], turn["count"]) == ("fork", "history_rolled_back", 23)
+    assert (turn["decision"], turn["decision_from"]) == ("fork", 0)
+    assert turn["payload_bytes"] == turn["payload_bytes_raw"] == 134_071 and turn["logged_payload_bytes"] is None
+    before = [c for c in old["closes"] if c["ts"] <= turn["ts"]][-1]
+    assert (before["reason"], before["when"]) == ("thinking_level_selected", "thinking_level")
+
+
+def _session_lines(session: dict[str, Any], build: Build) -> list[dict[str, Any]]:
+    """The session.log lines of one session as a parser sees them: by sessionId where the build writes it, else
+    by time (the demo's old-build session is alone in its time range)."""
+    lines = [x for x in _log_lines() if x.get("event", "").startswith("claude_sdk_oauth_session_")]
+    if build.session_id_on_log:
+        return [x for x in lines if x.get("sessionId") == session["session_id"]]
+    return [x for x in lines if "sessionId" not in x and session["started"] <= x["ts"] <= session["ended"]]
+
+
+def test_close_lines_pair_with_the_calls_senpi_writes_them_for() -> None:
+    """senpi closes a live entry inside the call that replaces it: `assistant_rewritten` before each flatten of a
+    live entry (session-stream.ts), `other` (raw "reattach") before each fork that resumes one
+    (session-reattach.ts), the pump error before a failed call. Reaper, thinking-switch and shutdown closes fall
+    outside any call. Read from the log: a close pairs with the next continuity line when it lies inside that
+    call (at or after the assistant's start)."""
+    pairs: Counter[tuple[str, str, str]] = Counter()
+    unpaired: Counter[str] = Counter()
+    manifest = _manifest()
+    for session in manifest["sessions"]:
+        lines = _session_lines(session, _build_for(session["provider"]))
+        continuity = [x for x in lines if x["event"].endswith("_continuity")]
+        assert len(continuity) == len(session["turns"])
+        starts = iter(turn["ts"] for turn in session["turns"])
+        pending: dict[str, Any] | None = None
+        for line in lines:
+            if line["event"].endswith("_close"):
+                if pending is not None:
+                    unpaired[pending["reason"]] += 1
+                pending = line
+                continue
+            start = next(starts)
+            if pending is not None and pending["ts"] >= start:
+                pairs[(pending["reason"], line["kind"], line["reason"])] += 1
+            elif pending is not None:
+                unpaired[pending["reason"]] += 1
+            pending = None
+        if pending is not None:
+            unpaired[pending["reason"]] += 1
+    assert pairs == {
+        ("assistant_rewritten", "flatten", "assistant_rewritten"): 10,
+        ("other", "fork", "assistant_rewritten"): 6,
+        ("query_failed", "failed", "query_failed"): 1,
+    }
+    assert unpaired == {"idle_ttl": 1, "thinking_level_selected": 1, "other": 3}  # the 3 "other" are shutdowns
+    turns = [t for s in manifest["sessions"] for t in s["turns"]]
+    assert sum(1 for t in turns if t["close_before"]) == 16  # the manifest agrees on the call-start closes
+
+
+def test_every_transcribed_assistant_has_its_hash_under_every_rule() -> None:
+    """hash_verbatim / hash_timing_stripped / hash_projected are the transcribed message's assistantContentHash,
+    failed calls included (36/36; the failed call of 01a1306c had an empty hash_projected before)."""
+    checked = 0
+    for session in _manifest()["sessions"]:
+        entries = _json_lines(DATA / session["transcript"])
+        assistants = [
+            e["message"] for e in entries if e.get("type") == "message" and e["message"]["role"] == "assistant"
+        ]
+        for message, turn in zip(assistants, session["turns"], strict=True):
+            for rule, key in (
+                (HASH_VERBATIM, "hash_verbatim"),
+                (HASH_TIMING_STRIPPED, "hash_timing_stripped"),
+                (HASH_PROJECTED, "hash_projected"),
+            ):
+                assert turn[key] == assistant_content_hash(message, rule), (session["session_id"], turn["index"])
+            checked += 1
+    assert checked == 36
 
 
 def test_every_diagnostic_matches_one_log_line() -> None:

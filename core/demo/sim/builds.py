@@ -32,6 +32,10 @@ class Build:
     file_at_first_user: bool  # the transcript is created at the first user message, not the first assistant
     split_options_reason: bool  # options_changed split into system_prompt_changed / toolset_changed (2026.9.7-2)
     fork_at_newest_boundary: bool  # binding forks at the newest mapped boundary in the prefix (2026.9.29)
+    binding_drift_check: bool  # decideFromBinding checks account / model / options drift first (2026.8.18-3)
+    thinking_keeps_hashes: bool  # thinking_level_select keeps the binding's sent hashes (2026.8.18-3);
+    # before, the kept binding has ``sentHashes: []``: the next call's prefix match stops at 0 and, with no drift
+    # check on the binding path, forks from the last boundary with ``history_rolled_back``, re-sending everything
 
 
 OLD_BUILD = Build(
@@ -51,6 +55,8 @@ OLD_BUILD = Build(
     file_at_first_user=False,
     split_options_reason=False,
     fork_at_newest_boundary=False,
+    binding_drift_check=False,
+    thinking_keeps_hashes=False,
 )
 
 NEW_BUILD = Build(
@@ -70,6 +76,8 @@ NEW_BUILD = Build(
     file_at_first_user=True,
     split_options_reason=True,
     fork_at_newest_boundary=True,
+    binding_drift_check=True,
+    thinking_keeps_hashes=True,
 )
 
 API_ID = "claude-sdk-oauth"

@@ -182,6 +182,18 @@ class Continuity:
         self.pending_close = sanitize_reason(raw_reason)
         return self.pending_close
 
+    def select_thinking_level(self) -> str | None:
+        """``thinking_level_select``: keep the binding and close the entry (``thinking_level_selected``).
+
+        Before 2026.8.18-3 the kept binding has ``sentHashes: []`` (senpi's code at v2026.8.4-2), so the next
+        call cannot match its prefix; from then on the hashes are kept and the options drift decides.
+        """
+        closed = self.close("thinking_level_selected")
+        if closed is not None and not self.build.thinking_keeps_hashes:
+            assert self.binding is not None
+            self.binding.sent_hashes = []
+        return closed
+
     def idle_expired(self, now: int) -> bool:
         return self.entry is not None and now - self.entry.last_used >= IDLE_TTL_MS
 
@@ -232,7 +244,7 @@ class Continuity:
         return Decision("fork", k, reason, entry.uuids[k])
 
     def _from_binding(self, hashes: list[str], fp: Fingerprint, binding: Binding) -> Decision:
-        drift = self._drift(binding.fingerprint, fp)
+        drift = self._drift(binding.fingerprint, fp) if self.build.binding_drift_check else None
         if drift and (not self.build.split_options_reason or drift == "model_changed"):
             return Decision("flatten", reason=drift)
         retry = self._retry_checkpoint(hashes, binding)

@@ -351,8 +351,8 @@ class SessionSim:
             },
             ms,
         )
-        closed = self.continuity.close("thinking_level_selected")
-        self.shadow.close("thinking_level_selected")
+        closed = self.continuity.select_thinking_level()
+        self.shadow.select_thinking_level()
         if closed:
             self._log_close(ms + 1, "thinking_level_selected", closed, "thinking_level")
         self.clock += self.rng.randint(2_000, 9_000)
@@ -588,9 +588,7 @@ class SessionSim:
         rule = self.build.hash_rule
         turn.capture_hash = assistant_content_hash(captured, rule)
         turn.commit_hash = assistant_content_hash(message, rule)
-        turn.hash_verbatim = assistant_content_hash(message, HASH_VERBATIM)
-        turn.hash_timing_stripped = assistant_content_hash(message, HASH_TIMING_STRIPPED)
-        turn.hash_projected = assistant_content_hash(message, HASH_PROJECTED)
+        self._hashes_under_every_rule(turn, message)
         rewritten = turn.capture_hash != turn.commit_hash
         turn.volatile_only_rewrite = (
             rewritten and assistant_content_hash(captured, HASH_TIMING_STRIPPED) == turn.hash_timing_stripped
@@ -615,6 +613,13 @@ class SessionSim:
             turn.marker = True
             self._write_sidecar(ms + 1, marker_id, message, hashes, sdk_uuid, fp)
         return ms + self.rng.randint(2, 4)
+
+    @staticmethod
+    def _hashes_under_every_rule(turn: TurnTruth, message: JsonObj) -> None:
+        """The transcribed message's ``assistantContentHash`` under all three rules, whatever the build uses."""
+        turn.hash_verbatim = assistant_content_hash(message, HASH_VERBATIM)
+        turn.hash_timing_stripped = assistant_content_hash(message, HASH_TIMING_STRIPPED)
+        turn.hash_projected = assistant_content_hash(message, HASH_PROJECTED)
 
     def _write_sidecar(
         self, ms: int, marker_id: str, message: JsonObj, hashes: list[str], sdk_uuid: str, fp: Fingerprint
@@ -700,6 +705,7 @@ class SessionSim:
             "details": {"kind": obs.kind, "reason": obs.reason},
         }
         message = {**base, "stopReason": "error", "diagnostics": [diagnostic], "errorMessage": error}
+        self._hashes_under_every_rule(turn, message)  # no boundary check runs: capture/commit hashes stay empty
         self._event({"type": "message_end", "message": message}, err_ms + 1)
         ms = err_ms + rng.randint(2, 4)
         turn.entry_id = self._message_entry(message, ms)
