@@ -93,3 +93,22 @@ def test_every_rewritten_recorded_thinking_turn_is_volatile_only() -> None:
             assert paths == {"startedAt", "endedAt"}
             assert all(c.change == "missing_in_capture" for c in info.diff)
     assert checked > 0
+
+
+def test_projected_digest_equals_the_simulator_on_every_demo_turn() -> None:
+    """The 2026.9.7-2+ `assistantContentHash` (projected) the analysis computes per turn equals the simulator's on all
+    36 demo turns, the failed call and the old-build session included (senpi-fidelity review: 36/36)."""
+    agent = demo_source()
+    manifest = json.loads((agent / "manifest.json").read_text(encoding="utf-8"))
+    by_id = {s.session_id: s for s in _state(agent).sessions.values()}
+    compared = 0
+    for truth in manifest["sessions"]:
+        for want, turn in zip(truth["turns"], by_id[truth["session_id"]].turns, strict=True):
+            assert want["hash_projected"], (truth["session_id"], want["index"])
+            assert turn.fingerprints is not None
+            assert turn.fingerprints["senpi_sha256_projected"] == want["hash_projected"], (
+                truth["session_id"],
+                want["index"],
+            )
+            compared += 1
+    assert compared == 36
