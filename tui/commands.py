@@ -15,8 +15,16 @@ from core.sources.discover import SourceError
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+def say(message: str) -> None:
+    """One line on stderr, secrets replaced (a path or an error can hold one) and controls made inert."""
+    from core.report.redact import redact_text
+    from core.sanitize import display
+
+    print(f"continuity-tui: {display(redact_text(message)[0], 2000)}", file=sys.stderr)
+
+
 def fail(message: str) -> int:
-    print(f"continuity-tui: {message}", file=sys.stderr)
+    say(message)
     return EXIT_USAGE
 
 
@@ -44,7 +52,7 @@ def _readable(engine: Engine) -> bool:
 
 def notice(message: str) -> None:
     """A routine one-line notice on stderr (an ignored index file): informs, never changes the exit code."""
-    print(f"continuity-tui: {message}", file=sys.stderr)
+    say(message)
 
 
 def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
