@@ -285,3 +285,48 @@ def test_secrets_in_the_files_never_reach_a_report(tmp_path: Path, split: bool) 
     assert report["redactions"]["enabled"] is True
     _assert_no_secret({fmt: render(report, fmt) for fmt in FORMATS})
     assert re.search(r"\[REDACTED:[a-z_]+\]", render(report, "md"))
+
+
+class _LiveText(HTMLParser):
+    """The text of a rendered page outside `code`/`pre`: where a tracker's filters (autolinks, mentions, emoji,
+    issue and commit references) act after the Markdown is parsed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.depth += tag in ("code", "pre")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.depth -= tag in ("code", "pre")
+
+    def handle_data(self, data: str) -> None:
+        if not self.depth:
+            self.text.append(data)
+
+
+LIVE_NAME = "www.evil.example @octocat :skull: #12 GH-7 deadbeefcafe"
+
+
+def test_file_names_and_problem_text_give_no_autolink_mention_emoji_or_reference(tmp_path: Path) -> None:
+    """A file named like a tracker's live text, with a bad line: its Problem (path and message) and its source
+    row stay in code spans, so GitHub makes no link, mention, emoji or reference of them."""
+    sessions = tmp_path / "agent" / "sessions" / f"--{LIVE_NAME}--"
+    sessions.mkdir(parents=True)
+    (sessions / f"{LIVE_NAME}.jsonl").write_text('{"type":"session","version":3,"id":"x"}\n{broken\n')
+    engine = Engine([tmp_path / "agent"])
+    try:
+        engine.drain()
+        report = build_report(engine, ReportOptions(now_ms=NOW))
+    finally:
+        engine.close()
+    assert report["problems"], "the fixture must produce a Problem naming the file"
+    md = render(report, "md")
+    assert "@octocat" in md  # the name is shown...
+    live = _LiveText()
+    live.feed(MarkdownIt("commonmark", {"html": True}).enable("table").render(md))
+    outside = "".join(live.text)
+    for token in ("www.", "@octocat", ":skull:", "#12", "GH-7", "deadbeefcafe"):
+        assert token not in outside, token  # ...but only inside code spans

@@ -114,6 +114,16 @@ def tune_gc() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # e.g. `--help | head -0`: the reader left; end as a SIGPIPE'd tool does
+        from core.report.output import EXIT_CLOSED_PIPE, quiet_stdout
+
+        quiet_stdout()
+        return EXIT_CLOSED_PIPE
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     tune_gc()
     if argv and argv[0] in ("report", "check"):

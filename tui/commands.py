@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import io
+import contextlib
 import sys
 import tempfile
 from collections.abc import Callable
@@ -15,8 +15,20 @@ from core.sources.discover import SourceError
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+def say(message: str) -> None:
+    """One line on stderr, secrets replaced (a path or an error can hold one) and controls made inert. A closed
+    or broken stderr loses the line, never the command."""
+    from core.report.redact import redact_text
+    from core.sanitize import display
+
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(f"continuity-tui: {display(redact_text(message)[0], 2000)}", file=sys.stderr, flush=True)
+
+
 def fail(message: str) -> int:
-    print(f"continuity-tui: {message}", file=sys.stderr)
+    say(message)
     return EXIT_USAGE
 
 
@@ -44,7 +56,7 @@ def _readable(engine: Engine) -> bool:
 
 def notice(message: str) -> None:
     """A routine one-line notice on stderr (an ignored index file): informs, never changes the exit code."""
-    print(f"continuity-tui: {message}", file=sys.stderr)
+    say(message)
 
 
 def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
@@ -110,7 +122,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace, held: list[Engine]) -> int:
     """`held` is the caller's only reference to the engine, handed over so the state can be freed here."""
-    from core.report import ReportOptions, build_report, write
+    from core.report import ReportOptions, build_report
 
     engine = held.pop()
     try:
@@ -137,30 +149,47 @@ def _report(args: argparse.Namespace, held: list[Engine]) -> int:
     try:
         if unknown_session(args, report):
             return fail(f"--session {args.session}: no session matches")
-        if args.output is None:
-            buffer = getattr(sys.stdout, "buffer", None)
-            if buffer is None:  # a text-only stdout (a redirect in tests)
-                text = io.BytesIO()
-                write(report, formats[0], text)
-                sys.stdout.write(text.getvalue().decode("utf-8"))
-                return EXIT_OK
-            sys.stdout.flush()
-            write(report, formats[0], buffer)
-            buffer.flush()
-            return EXIT_OK
-        out: Path = args.output
-        if len(formats) > 1 or out.is_dir():
-            out.mkdir(parents=True, exist_ok=True)
-            for fmt in formats:
-                with open(out / f"continuity-report.{fmt}", "wb") as fh:
-                    write(report, fmt, fh)
-            return EXIT_OK
-        with open(out, "wb") as fh:
-            write(report, formats[0], fh)
-        return EXIT_OK
+        return _emit(lambda: _write_report(args, report, formats))
     finally:
         if stream:
             engine.close()
+
+
+def _write_report(args: argparse.Namespace, report: dict, formats: list[str]) -> None:
+    from core.report import write
+    from core.report.output import write_file, write_stdout
+
+    if args.output is None:
+        write_stdout(lambda fh: write(report, formats[0], fh))
+        return
+    out: Path = args.output
+    if len(formats) > 1 or out.is_dir():
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            from core.report.output import OutputError
+
+            raise OutputError(f"cannot make {out}: {err.strerror or err}") from None
+        for fmt in formats:
+            write_file(out / f"continuity-report.{fmt}", lambda fh, fmt=fmt: write(report, fmt, fh))
+        return
+    write_file(out, lambda fh: write(report, formats[0], fh))
+
+
+def _emit(write: Callable[[], None]) -> int:
+    """Run an output step: a closed pipe ends quietly (141, as a tool SIGPIPE stopped), any other write error
+    is one line on stderr and exit 1 (`core.report.output`)."""
+    from core.report.output import EXIT_CLOSED_PIPE, ClosedPipe, OutputError, quiet_stdout
+
+    try:
+        write()
+    except ClosedPipe:
+        quiet_stdout()
+        return EXIT_CLOSED_PIPE
+    except OutputError as err:
+        say(str(err))
+        return EXIT_FAIL
+    return EXIT_OK
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -182,9 +211,11 @@ def run_check(args: argparse.Namespace) -> int:
         if unknown_session(args, report):
             return fail(f"--session {args.session}: no session matches")
         results = evaluate(report, Thresholds.from_args(args))
-        for result in results:
-            print(result.line())
-        return EXIT_FAIL if any(not r.ok for r in results) else EXIT_OK
+        verdict = EXIT_FAIL if any(not r.ok for r in results) else EXIT_OK
+        from core.report.output import print_lines
+
+        written = _emit(lambda: print_lines([result.line() for result in results]))
+        return verdict if written == EXIT_OK else written
     finally:
         finish()
 

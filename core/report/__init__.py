@@ -103,11 +103,13 @@ def export(
     formats: tuple[str, ...] = FORMATS,
 ) -> list[Path]:
     """Write `continuity-report.{json,md,html}` into `directory` from one snapshot (the TUI's `e` key)."""
+    from core.report.output import write_file
+
     report = build_report(engine, options)
     directory.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for fmt in formats:
         path = directory / f"{FILE_STEM}.{fmt}"
-        path.write_text(render(report, fmt), encoding="utf-8")
+        write_file(path, lambda fh, fmt=fmt: write(report, fmt, fh))  # a temp name, then a rename
         written.append(path)
     return written

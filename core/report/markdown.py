@@ -47,9 +47,22 @@ _SPECIAL = re.compile(r"([\\`*\[\]<|~&#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 # ---------------------------------------------------------------------- inline formatting
+#: what a tracker acts on after the Markdown is parsed, where a backslash no longer counts: GitHub links
+#: `www.` and `scheme://` (autolinks), `@name` (a mention that notifies), `:name:` (emoji), `#12` and `GH-12`
+#: (issue references) and hex runs (commit links). Text holding one of them goes into a code span instead,
+#: which every tracker leaves alone.
+_LIVE = re.compile(
+    r"(?i)www\.|://|@|:(?=[a-z0-9_+-]*[a-z])[a-z0-9_+-]+:|:(?:[+-]1|100|1234):|#\d|\bgh-\d|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"
+)
+
+
 def esc(value: object, limit: int = 500) -> str:
-    """Free text: inert, one line, every Markdown-active character backslash-escaped."""
-    return _SPECIAL.sub(r"\\\1", display(value, limit))
+    """Free text: inert, one line, every Markdown-active character backslash-escaped; a code span when it holds
+    something a tracker acts on after parsing (`_LIVE`)."""
+    text = display(value, limit)
+    if _LIVE.search(text):
+        return code(text, limit)
+    return _SPECIAL.sub(r"\\\1", text)
 
 
 def code(value: object, limit: int = 200) -> str:
@@ -504,7 +517,7 @@ def _problems(report: dict[str, Any]) -> list[str]:
     if not problems:
         return ["## Problems", "", "None: every line read was understood.", ""]
     rows = [
-        [code(p.get("path")), plain(p.get("line")), plain(p.get("offset")), esc(p.get("error"))]
+        [code(p.get("path")), plain(p.get("line")), plain(p.get("offset")), code(p.get("error"), 500)]
         for p in problems[-MAX_PROBLEMS:]
     ]
     return [
