@@ -38,10 +38,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -195,12 +196,14 @@ class ContinuityApp(App[None]):
             if callable(stop):
                 stop()
 
-    def on_resize(self) -> None:
-        self._apply_size_classes()
-        self._update_graph()
+    def on_resize(self, event: events.Resize) -> None:
+        # This handler runs before App._on_resize stores the new size: `self.size` is still the old one here
+        # (at 160x45 -> 80x24 the table got the wide layout and 0 rows). The event carries the new size.
+        self._apply_size_classes(event.size)
+        self.call_after_refresh(self._update_graph)  # the graph's capacity is its width after the new layout
 
-    def _apply_size_classes(self) -> None:
-        width, height = self.size
+    def _apply_size_classes(self, size: Size | None = None) -> None:
+        width, height = size if size is not None else self.size
         self.main.set_class(height < SHORT, "-short")
         self.main.set_class(width < WIDE, "-narrow")
         for footer in self.main.query(Footer):

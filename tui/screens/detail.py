@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import orjson
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -147,8 +147,8 @@ class DetailScreen(Screen[None]):
         self.query_one("#commit", JsonView).focus()
         self._load()
 
-    def on_resize(self) -> None:
-        self._arrange(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        self._arrange(event.size.width)  # (runs before Screen._on_resize stores the size: read the event)
 
     def _arrange(self, width: int) -> None:
         """Narrow terminals stack the boxes; the field diff then comes first, since it is what Enter on a
