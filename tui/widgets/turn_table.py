@@ -214,6 +214,22 @@ class TurnTable(RowList):
             index += step
         return None
 
+    def empty_lines(self) -> list[Content]:
+        """No row: either nothing was read yet, or the filter hides every row (then say so, and how to clear it:
+        "waiting for transcripts" under a filter that matches nothing sent users looking for a reading bug)."""
+        if not self.rows or self.view is None:
+            return [Content(self.empty_text)]
+        described = self.filter.describe()
+        lines = [
+            Content.assemble(
+                f"nothing matches the filter ({len(self.rows):,} turns hidden): ",
+                (display(described, 200), "$accent"),
+            )
+        ]
+        lines += [Content(display(line, 200)) for line in self.filter.doubtful()]
+        lines.append(Content("Esc clears the filter · / edits it · fields: kind: reason: session: is: -term"))
+        return lines
+
     # ------------------------------------------------------------------ rendering
     def on_resize(self, event: events.Resize) -> None:
         self._set_layout(self.scrollable_content_region.width)
