@@ -262,6 +262,8 @@ class TurnHeader(Static):
 class TurnPane(Vertical):
     """Header + table, with the border title naming the filter and the row count."""
 
+    ALLOW_MAXIMIZE = True  # `m` or the palette zooms the table with its header (a Vertical is not focusable)
+
     DEFAULT_CSS = """
     TurnPane { height: 1fr; }
     """
