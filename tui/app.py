@@ -53,6 +53,7 @@ from core.model import Turn
 from tui.filters import RowFilter, parse
 from tui.messages import ExportDone, SnapshotReady
 from tui.panes import PANES, Pane, in_slot, zoomable
+from tui.scope import SessionRates
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
@@ -143,6 +144,7 @@ class ContinuityApp(App[None]):
         self._problems_screen: ProblemsScreen | None = None
         self._filter_timer: Any = None
         self._switch_interval: float | None = None
+        self._session_rates: SessionRates | None = None
 
     # ------------------------------------------------------------------ layout
     @property
@@ -299,7 +301,7 @@ class ContinuityApp(App[None]):
         self._consumed.set()
         previous = self.snapshot
         self.snapshot = snapshot
-        self.main.query_one(RatesPane).show(snapshot.rates)
+        self._show_rates()
         if snapshot.version != self._painted_version:
             self._painted_version = snapshot.version
             table = self.main.query_one(TurnTable)
@@ -314,6 +316,15 @@ class ContinuityApp(App[None]):
             if self._problems_screen is not None and self._problems_screen.is_attached:
                 self._problems_screen.show(snapshot.problems, snapshot.status.problems_total, snapshot.status.roots)
         self._update_status()
+
+    def _show_rates(self) -> None:
+        """The log's figures, or the chosen session's calls (the log lines mostly carry no session id)."""
+        snapshot = self.snapshot
+        rates = snapshot.rates
+        if self._session_rates is not None:
+            rates = self._session_rates.update(snapshot.rows, snapshot.rows_generation, snapshot.wall_ms,
+                                               logs_only=snapshot.logs_only)  # fmt: skip
+        self.main.query_one(RatesPane).show(rates)
 
     def _selected_sessions(self) -> Iterable[Any]:
         key = self.row_filter.session_key
@@ -387,9 +398,11 @@ class ContinuityApp(App[None]):
 
     def _set_session(self, key: str | None, session_id: str | None) -> None:
         self.row_filter = self.row_filter.with_session(key, session_id)
+        self._session_rates = SessionRates(session_id) if session_id is not None else None
         self.main.query_one(SessionList).set_active(key)
         self._apply_filter()
         self._update_directives()
+        self._show_rates()
 
     def watch_following(self, following: bool) -> None:
         if following:
@@ -606,7 +619,7 @@ class ContinuityApp(App[None]):
                                 lambda pane_id=entry.id: self._zoom(pane_id))  # fmt: skip
         for summary in self.snapshot.sessions[:50]:
             label = f"Session {summary.session_id[:8]}"
-            yield SystemCommand(label, "Limit the table, graph and directives to this session",
+            yield SystemCommand(label, "Limit the table, graph, directives and rates to this session",
                                 lambda s=summary: self._set_session(s.key, s.session_id))  # fmt: skip
 
     def _zoom(self, pane_id: str) -> None:

@@ -39,7 +39,9 @@ PANES: tuple[Pane, ...] = (
         "rates",
         RatesPane,
         "Rates",
-        "decisions logged in session.log: count, share, per minute (last 10 min), current streak, peak",
+        "per kind: count, share, per minute (last 10 min), the current streak and the peak count, over the "
+        "decision lines of the logs, or over the chosen session's calls (the title says which); what does not "
+        "fit is named on a last '+N more' line",
         True,
         "top",
     ),
@@ -48,7 +50,7 @@ PANES: tuple[Pane, ...] = (
         DirectivePane,
         "Directives",
         "per tag: copies in payloads sent, bytes, share of payload, bytes per copy, injections, bytes of repeated "
-        "copies; bottom: keep-first dedupe simulated on the largest flatten",
+        "copies; bottom: keep-first dedupe simulated on the largest flatten; zoomed: the same per session",
         True,
         "top",
     ),
@@ -64,7 +66,7 @@ PANES: tuple[Pane, ...] = (
         "sessions",
         SessionList,
         "Sessions",
-        "turns, resend share (fork + flatten) and rewritten turns per session; Enter limits the table to one",
+        "turns, resend share (fork + flatten) and rewritten turns per session; Enter limits every pane to one",
         True,
         "middle",
     ),
