@@ -38,10 +38,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -51,6 +52,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from core.model import Turn
 from tui.filters import RowFilter, parse
 from tui.messages import ExportDone, SnapshotReady
+from tui.panes import PANES, Pane, in_slot, zoomable
+from tui.scope import SessionRates
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
@@ -62,18 +65,25 @@ from tui.widgets.rates import RatesPane
 from tui.widgets.rowlist import RowList
 from tui.widgets.sessions import SessionList
 from tui.widgets.status import StatusLine, StatusState
-from tui.widgets.turn_table import TurnPane, TurnTable
+from tui.widgets.turn_table import TurnTable
 
 if TYPE_CHECKING:
     from core.engine import Engine
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
-                               "problems", "toggle_metric", "back", "open"})  # fmt: skip
+                               "problems", "toggle_metric", "back", "open", "zoom"})  # fmt: skip
 POST_YIELD_S = 0.015
 BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
 SHORT = 32  # below this height panes use their compact heights
+
+
+def _build(entry: Pane) -> Widget:
+    """One registry pane as a widget; the registry decides whether it can be zoomed."""
+    widget = entry.widget(id=entry.id)
+    widget.ALLOW_MAXIMIZE = entry.zoomable  # (read by Widget.allow_maximize, which Screen.maximize asks)
+    return widget
 
 
 class ContinuityApp(App[None]):
@@ -91,6 +101,7 @@ class ContinuityApp(App[None]):
         Binding("e", "export", "Export"),
         Binding("p", "problems", "Problems", show=False),
         Binding("b", "toggle_metric", "Bytes/tokens", show=False),
+        Binding("m", "zoom", "Zoom pane", show=False),
         Binding("escape", "back", "Back", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit", priority=False),
@@ -133,6 +144,7 @@ class ContinuityApp(App[None]):
         self._problems_screen: ProblemsScreen | None = None
         self._filter_timer: Any = None
         self._switch_interval: float | None = None
+        self._session_rates: SessionRates | None = None
 
     # ------------------------------------------------------------------ layout
     @property
@@ -149,21 +161,22 @@ class ContinuityApp(App[None]):
         return self.screen is self.main
 
     def compose(self) -> ComposeResult:
+        """The bands of `tui.panes.PANES`, in registry order."""
         with Horizontal(id="top"):
-            yield RatesPane(id="rates")
-            yield DirectivePane(id="directives")
-        yield PayloadGraph(id="graph")
+            yield from map(_build, in_slot("top"))
+        yield from map(_build, in_slot("graph"))
         with Horizontal(id="middle"):
-            yield SessionList(id="sessions")
-            yield TurnPane(id="turn-pane")
+            yield from map(_build, in_slot("middle"))
         yield FilterBar(id="filter")
         yield StatusLine(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.main.query_one("#sessions", SessionList).border_title = "Sessions"
+        for entry in PANES:
+            widget = self.main.query_one(f"#{entry.id}")
+            if not widget.border_title:  # (the graph and the rates name what they measure themselves)
+                widget.border_title = entry.title
         self.main.query_one("#sessions", SessionList).border_subtitle = "turns · resend · R"
-        self.main.query_one("#turn-pane", TurnPane).border_title = "Turns"
         self._apply_size_classes()
         self.main.query_one(TurnTable).focus()
         self._update_status()
@@ -195,12 +208,14 @@ class ContinuityApp(App[None]):
             if callable(stop):
                 stop()
 
-    def on_resize(self) -> None:
-        self._apply_size_classes()
-        self._update_graph()
+    def on_resize(self, event: events.Resize) -> None:
+        # This handler runs before App._on_resize stores the new size: `self.size` is still the old one here
+        # (at 160x45 -> 80x24 the table got the wide layout and 0 rows). The event carries the new size.
+        self._apply_size_classes(event.size)
+        self.call_after_refresh(self._update_graph)  # the graph's capacity is its width after the new layout
 
-    def _apply_size_classes(self) -> None:
-        width, height = self.size
+    def _apply_size_classes(self, size: Size | None = None) -> None:
+        width, height = size if size is not None else self.size
         self.main.set_class(height < SHORT, "-short")
         self.main.set_class(width < WIDE, "-narrow")
         for footer in self.main.query(Footer):
@@ -286,7 +301,7 @@ class ContinuityApp(App[None]):
         self._consumed.set()
         previous = self.snapshot
         self.snapshot = snapshot
-        self.main.query_one(RatesPane).show(snapshot.rates)
+        self._show_rates()
         if snapshot.version != self._painted_version:
             self._painted_version = snapshot.version
             table = self.main.query_one(TurnTable)
@@ -301,6 +316,15 @@ class ContinuityApp(App[None]):
             if self._problems_screen is not None and self._problems_screen.is_attached:
                 self._problems_screen.show(snapshot.problems, snapshot.status.problems_total, snapshot.status.roots)
         self._update_status()
+
+    def _show_rates(self) -> None:
+        """The log's figures, or the chosen session's calls (the log lines mostly carry no session id)."""
+        snapshot = self.snapshot
+        rates = snapshot.rates
+        if self._session_rates is not None:
+            rates = self._session_rates.update(snapshot.rows, snapshot.rows_generation, snapshot.wall_ms,
+                                               logs_only=snapshot.logs_only)  # fmt: skip
+        self.main.query_one(RatesPane).show(rates)
 
     def _selected_sessions(self) -> Iterable[Any]:
         key = self.row_filter.session_key
@@ -374,9 +398,11 @@ class ContinuityApp(App[None]):
 
     def _set_session(self, key: str | None, session_id: str | None) -> None:
         self.row_filter = self.row_filter.with_session(key, session_id)
+        self._session_rates = SessionRates(session_id) if session_id is not None else None
         self.main.query_one(SessionList).set_active(key)
         self._apply_filter()
         self._update_directives()
+        self._show_rates()
 
     def watch_following(self, following: bool) -> None:
         if following:
@@ -499,6 +525,15 @@ class ContinuityApp(App[None]):
         self.metric = "tokens" if current == "bytes" else "bytes"
         self._update_graph()
 
+    def action_zoom(self) -> None:
+        """`m`: the focused pane (the turn table with its header, or the sessions) full screen, or back."""
+        if self.main.maximized is not None:
+            self.main.minimize()
+            return
+        focused = self.main.focused
+        if focused is not None:
+            self.main.maximize(focused)
+
     def action_back(self) -> None:
         if self.main.maximized is not None:
             self.main.minimize()
@@ -579,16 +614,19 @@ class ContinuityApp(App[None]):
         yield SystemCommand("Payload graph: bytes / tokens", "Switch what the graph measures (b)",
                             self.action_toggle_metric)  # fmt: skip
         yield SystemCommand("Keys", "Every key of the dashboard (?)", self.action_help)
-        for title, pane in (("directive pane", DirectivePane), ("payload graph", PayloadGraph), ("rates", RatesPane)):
-            yield SystemCommand(f"Zoom {title}", "Show it full screen; Esc restores the dashboard",
-                                lambda pane=pane: self._zoom(pane))  # fmt: skip
+        for entry in zoomable():
+            yield SystemCommand(f"Zoom {entry.title.lower()}", "Show it full screen; Esc restores the dashboard",
+                                lambda pane_id=entry.id: self._zoom(pane_id))  # fmt: skip
         for summary in self.snapshot.sessions[:50]:
             label = f"Session {summary.session_id[:8]}"
-            yield SystemCommand(label, "Limit the table, graph and directives to this session",
+            yield SystemCommand(label, "Limit the table, graph, directives and rates to this session",
                                 lambda s=summary: self._set_session(s.key, s.session_id))  # fmt: skip
 
-    def _zoom(self, pane: type[Widget]) -> None:
-        self.main.maximize(self.main.query_one(pane))
+    def _zoom(self, pane_id: str) -> None:
+        widget = self.main.query_one(f"#{pane_id}")
+        if pane_id == "sessions" and self.size.width < WIDE:
+            widget.add_class("-open")  # hidden beside a narrow table: shown first, then zoomed
+        self.main.maximize(widget)
 
     def _clear_filter(self) -> None:
         self._set_filter_text("")

@@ -57,6 +57,18 @@ class RowFilter:
             return False
         return all(_term(term, row) != term.negate for term in self.terms)
 
+    def doubtful(self) -> list[str]:
+        """Terms that look typed but are not, said back to the user when nothing matches: `foo:bar` is searched
+        as free text (`foo` is not a field) and `is:foo` matches no row (`foo` is not a flag)."""
+        out: list[str] = []
+        for term in self.terms:
+            if term.field == "is" and term.value not in FLAGS:
+                out.append(f"is:{term.value} is not a flag ({', '.join(sorted(set(FLAGS) - {'disagreement'}))})")
+            elif term.field == "text" and ":" in term.value.strip(":"):
+                name = term.value.split(":", 1)[0]
+                out.append(f"{name}: is not a field ({', '.join(f + ':' for f in FIELDS)}): searched as text")
+        return out
+
     def describe(self) -> str:
         """Plain text for the status line (it is the user's own input, still shown as data)."""
         parts = [self.text] if self.text else []

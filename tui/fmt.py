@@ -73,6 +73,27 @@ def short_bytes(value: int | float | None) -> str:
     return f"{size:.0f}T"  # pragma: no cover
 
 
+def fit_count(value: int | None, width: int) -> str:
+    """A count in fewer than `width` cells, so a right-aligned column always keeps a space before it:
+    `1,234` while that fits, else `12K`, `1.2M` (a count clipped to `1,23…` reads as a different number)."""
+    if value is None:
+        return "—"
+    text = f"{value:,}"
+    if len(text) < width:
+        return text
+    size = float(value)
+    for unit in ("K", "M", "G", "T"):
+        size /= 1000
+        if abs(size) < 999.5 or unit == "T":
+            return f"{size:.1f}{unit}" if abs(size) < 9.95 else f"{size:.0f}{unit}"
+    return text  # pragma: no cover - the loop returns
+
+
+def num_cell(text: str, width: int) -> str:
+    """A right-aligned numeric cell that never touches the column before it: clipped to `width - 1` cells."""
+    return cell(text, width - 1, right=True).rjust(width) if width > 1 else cell(text, width)
+
+
 def pct(share: float | None, digits: int = 1) -> str:
     """0.6823 -> '68.2%'; None -> '—' (a share of nothing is not 0 %)."""
     if share is None:

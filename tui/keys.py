@@ -31,23 +31,12 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("s", "sessions: show all sessions or one, with per-session resend share", "Views"),
     KeyHelp("p", "problems: bad lines with file:line, offset and reason, newest first", "Views"),
     KeyHelp("b", "payload graph: bytes or prompt tokens", "Views"),
+    KeyHelp("m", "zoom the focused pane (turns, sessions) full screen; m or Esc restores", "Views"),
     KeyHelp("f", "follow / pause the live tail (scrolling up pauses too)", "Live"),
     KeyHelp("e", "export a snapshot: JSON + Markdown + HTML into a new directory", "Live"),
     KeyHelp("?", "this help", "App"),
     KeyHelp("ctrl+p", "command palette: every action by name, zoom a pane, pick a session, themes", "App"),
     KeyHelp("q", "quit", "App"),
-)
-
-PANES_HELP: tuple[tuple[str, str], ...] = (
-    ("Rates", "decisions logged in session.log: count, share, per minute (last 10 min), current streak, peak"),
-    (
-        "Directives",
-        "per tag: copies in payloads sent, bytes, share of payload, bytes per copy, injections, bytes"
-        " of repeated copies; bottom: keep-first dedupe simulated on the largest flatten",
-    ),
-    ("Payload", "one bar per turn around the cursor: reconstructed prompt bytes (b: prompt tokens)"),
-    ("Sessions", "turns, resend share (fork + flatten) and rewritten turns per session"),
-    ("Status", "live/paused, files, bytes and lines read, lines/s, backfill left, problems, filter"),
 )
 
 FLAGS_HELP: tuple[tuple[str, str], ...] = (

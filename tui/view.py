@@ -181,6 +181,10 @@ class Rates:
     peak: Peak | None
     window_end_ms: int
     closes: dict[str, int]
+    unit: str = "log lines"
+    """What `events` counts: the log's decision lines, or a session's calls (`tui.scope`)."""
+    scope: str | None = None
+    """The session these rates are limited to; None: every line read."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import orjson
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -143,12 +143,16 @@ class DetailScreen(Screen[None]):
         self.query_one("#diff", Static).border_title = self._diff_title()
         self.query_one("#capture-box").border_title = "capture"
         self.query_one("#commit-box").border_title = "commit"
+        # `m` zooms what has focus: a JSON side zooms with its box (the title names the side), and the summary
+        # (where Tab goes first) zooms too; scroll containers refuse by default, so `m` after a Tab did nothing
+        for zoomable in ("#detail-summary", "#capture-box", "#commit-box"):
+            self.query_one(zoomable).ALLOW_MAXIMIZE = True
         self._arrange(self.app.size.width)
         self.query_one("#commit", JsonView).focus()
         self._load()
 
-    def on_resize(self) -> None:
-        self._arrange(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        self._arrange(event.size.width)  # (runs before Screen._on_resize stores the size: read the event)
 
     def _arrange(self, width: int) -> None:
         """Narrow terminals stack the boxes; the field diff then comes first, since it is what Enter on a
@@ -373,15 +377,19 @@ class DetailScreen(Screen[None]):
 
     # ------------------------------------------------------------------ actions
     def action_close(self) -> None:
+        if self.maximized is not None:  # Esc first restores a zoom, as on the dashboard
+            self.minimize()
+            return
         self.dismiss(None)
 
     def action_maximize(self) -> None:
+        """`m`: the focused part full screen (the commit side when nothing has focus); `m` or Esc restores."""
         if self.maximized is not None:
             self.minimize()
             return
-        focused = self.focused
-        if focused is not None:
-            self.maximize(focused)
+        focused = self.focused or self.query_one("#commit", JsonView)
+        if not self.maximize(focused):
+            self.maximize(self.query_one("#commit", JsonView))
 
 
 def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:

@@ -12,7 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.fmt import KIND_STYLES, MUTED, cell
-from tui.keys import FLAGS_HELP, KEYS, PANES_HELP
+from tui.keys import FLAGS_HELP, KEYS
+from tui.panes import PANES, STATUS_HELP
 
 
 def help_content() -> Content:
@@ -27,8 +28,9 @@ def help_content() -> Content:
         lines.append(Content.assemble(("  " + cell(key.keys, 12), "bold"), key.what))
     lines.append(Content(""))
     lines.append(Content.styled("Panes", "bold $accent"))
-    for pane, what in PANES_HELP:
-        lines.append(Content.assemble(("  " + cell(pane, 12), "bold"), what))
+    for pane in PANES:
+        lines.append(Content.assemble(("  " + cell(pane.title, 12), "bold"), pane.help))
+    lines.append(Content.assemble(("  " + cell("Status", 12), "bold"), STATUS_HELP))
     lines.append(Content(""))
     lines.append(Content.styled("Flags in the turn table", "bold $accent"))
     for flag, what in FLAGS_HELP:

@@ -9,17 +9,90 @@ exactly the gap this pane makes visible.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from textual.content import Content
 from textual.widgets import Static
 
 from core.sanitize import display
-from tui.fmt import MUTED, cell, count, human_bytes, pct, short_bytes, short_id
+from tui.fmt import MUTED, cell, fit_count, human_bytes, num_cell, pct, short_bytes, short_id
 from tui.view import DedupeInfo, SessionSummary, TagTotals
 
-TAG_WIDE = 22
-TAG_NARROW = 14
+TAG_MIN = 14
+TAG_MAX = 22
+BAR_MIN = 6
+BAR_MAX = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What one row of the pane measures: one tag over the selection, or one session over all its tags."""
+
+    copies: int
+    bytes: int
+    payload: int  # the payload bytes the share is taken of
+    injections: int | None
+    saved: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A numeric column: fixed width, right-aligned, and a value that always leaves a space before it.
+
+    Columns are data so what they measure can change in one place (issue 22 splits raw and sent copies); the
+    pane shows them by `priority` while they fit, and never lets a value run into its neighbour or wrap."""
+
+    key: str
+    title: str
+    width: int
+    priority: int
+    value: Callable[[Figures], str]
+    style: Callable[[Figures], str]
+    help: str
+
+
+def _share(f: Figures) -> float | None:
+    return f.bytes / f.payload if f.payload else None
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("copies", "copies", 8, 1, lambda f: fit_count(f.copies, 8), lambda f: "",
+           "blocks carried by the payloads sent (a re-send carries them again)"),
+    Column("bytes", "bytes", 7, 2, lambda f: short_bytes(f.bytes), lambda f: "",
+           "bytes of those copies"),
+    Column("share", "share", 7, 3, lambda f: pct(_share(f)),
+           lambda f: "$warning" if (_share(f) or 0) >= 0.25 else "", "of all payload bytes"),
+    Column("saved", "saved", 7, 4, lambda f: "—" if f.saved is None else short_bytes(f.saved),
+           lambda f: "$success", "2nd and later copies inside one payload: what keep-first dedupe drops"),
+    Column("per_copy", "/copy", 7, 5, lambda f: short_bytes(f.bytes // f.copies) if f.copies else "—",
+           lambda f: "", "average bytes of one copy"),
+    Column("injections", "inj", 6, 6, lambda f: "—" if f.injections is None else fit_count(f.injections, 6),
+           lambda f: MUTED, "times the block was injected into the transcript"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    tag_w: int
+    columns: tuple[Column, ...]  # in display order
+    bar_w: int
+
+
+def layout(width: int) -> Layout:
+    """The columns that fit in `width` cells, most telling first, then a wider tag column, then the bar."""
+    chosen: list[Column] = []
+    used = TAG_MIN
+    for column in sorted(COLUMNS, key=lambda c: c.priority):
+        if used + column.width > width:
+            break  # strictly by priority: a narrow, less telling column never takes a wider one's place
+        chosen.append(column)
+        used += column.width
+    tag_w = min(TAG_MAX, TAG_MIN + width - used)
+    used += tag_w - TAG_MIN
+    bar_w = min(BAR_MAX, width - used - 2)
+    order = {c.key: i for i, c in enumerate(COLUMNS)}
+    return Layout(tag_w, tuple(sorted(chosen, key=lambda c: order[c.key])), bar_w if bar_w >= BAR_MIN else 0)
 
 
 def combine(sessions: Iterable[SessionSummary]) -> tuple[dict[str, TagTotals], int, int | None]:
@@ -104,12 +177,10 @@ class Combiner:
 
 
 class DirectivePane(Static):
-    """Per-tag copies, bytes, share, injections and dedupe savings."""
-
-    ALLOW_MAXIMIZE = True  # zoom from the command palette (and the screenshot of the directive pane)
+    """Per-tag copies, bytes, share, injections and dedupe savings; zoomed, the same per session."""
 
     DEFAULT_CSS = """
-    DirectivePane { width: 1fr; height: 100%; padding: 0 1; }
+    DirectivePane { width: 1fr; height: 100%; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -129,28 +200,37 @@ class DirectivePane(Static):
         if (tags, payload, saved, dedupe) == (self.tags, self.payload, self.saved, self.dedupe):
             return
         self.tags, self.payload, self.saved, self.dedupe = tags, payload, saved, dedupe
-        total = sum(t.bytes for t in tags.values())
+        self.border_subtitle = self._subtitle()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.border_subtitle = self._subtitle()
+
+    def _subtitle(self) -> Content | None:
+        """The dedupe simulated on the largest flatten, labelled as long as the border has room for it."""
+        tags, payload, saved, dedupe = self.tags, self.payload, self.saved, self.dedupe
+        roomy = self.size.width >= 64 or not self.size.width
         if dedupe is not None and dedupe.bytes_before and dedupe.keep_first >= dedupe.bytes_before:
-            self.border_subtitle = Content.assemble("dedupe largest flatten: ", ("nothing repeated", MUTED))
-        elif dedupe is not None and dedupe.bytes_before:
+            return Content.assemble("dedupe largest flatten: ", ("nothing repeated", MUTED))
+        if dedupe is not None and dedupe.bytes_before:
             cut = 1 - dedupe.keep_first / dedupe.bytes_before
-            self.border_subtitle = Content.assemble(
-                "dedupe ",
+            label = "keep-first dedupe of the largest flatten " if roomy else "dedupe "
+            return Content.assemble(
+                label,
                 (f"{short_bytes(dedupe.bytes_before)} → {short_bytes(dedupe.keep_first)}", "$success bold"),
                 f" (−{pct(cut, 0)})",
             )
-        elif saved is not None:
-            self.border_subtitle = Content.assemble("dedupe saves ", (human_bytes(saved), "$success bold"))
-        elif tags:
-            self.border_subtitle = Content.assemble(
+        if saved is not None:
+            return Content.assemble("dedupe saves ", (human_bytes(saved), "$success bold"))
+        if tags:
+            total = sum(t.bytes for t in tags.values())
+            return Content.assemble(
                 "directives ", (pct(total / payload if payload else None), "$warning"), " of payload"
             )
-        else:
-            self.border_subtitle = None
-        self.refresh()
+        return None
 
     def render(self) -> Content:
-        width = max(20, self.content_region.width)
+        width = max(TAG_MIN, self.content_region.width)
         height = max(1, self.content_region.height)
         if not self.tags:
             return Content.styled(
@@ -158,83 +238,73 @@ class DirectivePane(Static):
                 "once transcripts are read",
                 f"{MUTED} italic",
             )
-        wide = width >= 52
-        tag_w = TAG_WIDE if wide else TAG_NARROW
-        bar_w = max(0, min(30, width - tag_w - 56)) if wide else 0
-        head = cell("tag", tag_w) + cell("copies", 7, right=True) + cell("bytes", 7, right=True)
-        head += cell("share", 7, right=True)
-        if wide:
-            head += cell("/copy", 7, right=True) + cell("inj", 5, right=True) + cell("saved", 7, right=True)
-        lines = [Content.styled(head, "bold")]
+        shape = layout(width)
+        lines = [_header("tag", shape)]
         ordered = sorted(self.tags.items(), key=lambda item: (-item[1].bytes, item[0]))
         room = height - 1
         for i, (tag, totals) in enumerate(ordered):
             if i >= room - 1 and len(ordered) > room:
-                lines.append(Content.styled(f"… {len(ordered) - i} more tags", MUTED))
+                lines.append(Content.styled(f"+{len(ordered) - i} more tags (ctrl+p → Zoom directives)", MUTED))
                 break
-            lines.append(self._tag_line(tag, totals, tag_w, wide, bar_w))
+            figures = Figures(totals.copies, totals.bytes, self.payload, totals.injections, totals.saved_bytes)
+            lines.append(_row(display(tag, 80), figures, shape, bold=True))
         # zoomed (command palette) or a very tall terminal: the per-session block and the legend. Counted before
         # building: with thousands of sessions the block never fits, and building it cost ~0.4 s per repaint
         tagged = sum(1 for summary in self.sessions if summary.tags)
-        legend = self._legend()
-        if height - len(lines) >= (tagged + 2 if tagged else 0) + len(legend):
-            lines += self._sessions_block(tag_w) + legend
+        legend = self._legend(shape)
+        if height - len(lines) >= (tagged + 3 if tagged else 0) + len(legend):
+            lines += self._sessions_block(shape) + legend
         return Content("\n").join(lines)
 
-    def _tag_line(self, tag: str, totals: TagTotals, tag_w: int, wide: bool, bar_w: int) -> Content:
-        share = totals.bytes / self.payload if self.payload else None
-        parts: list[tuple[str, str] | str] = [
-            (cell(display(tag, 80), tag_w), "bold"),
-            cell(count(totals.copies), 7, right=True),
-            cell(short_bytes(totals.bytes), 7, right=True),
-            (cell(pct(share), 7, right=True), "$warning" if share and share >= 0.25 else ""),
-        ]
-        if wide:
-            per_copy = totals.bytes // totals.copies if totals.copies else None
-            inj = "—" if totals.injections is None else count(totals.injections)
-            saved = "—" if totals.saved_bytes is None else short_bytes(totals.saved_bytes)
-            parts += [
-                cell(short_bytes(per_copy), 7, right=True),
-                (cell(inj, 5, right=True), MUTED),
-                (cell(saved, 7, right=True), "$success"),
-            ]
-            if bar_w > 2:
-                filled = round((share or 0.0) * bar_w)
-                parts += ["  ", ("█" * filled, "$warning"), ("·" * (bar_w - filled), MUTED)]
-        return Content.assemble(*parts)
-
-    def _sessions_block(self, tag_w: int) -> list[Content]:
-        """Per session, the tag that weighs most: where the compounding happens."""
+    def _sessions_block(self, shape: Layout) -> list[Content]:
+        """Per session, all its tags together (what the session-scoped pane shows), and its heaviest tag."""
         rows: list[Content] = []
         for summary in sorted(self.sessions, key=lambda s: -sum(t.bytes for t in s.tags.values())):
             if not summary.tags:
                 continue
-            tag, totals = max(summary.tags.items(), key=lambda item: item[1].bytes)
-            share = totals.bytes / summary.payload_total if summary.payload_total else None
-            label = short_id(summary.session_id) + " " + display(os.path.basename((summary.cwd or "").rstrip("/")), 30)
-            rows.append(
-                Content.assemble(
-                    cell(label, tag_w),
-                    cell(count(totals.copies), 7, right=True),
-                    cell(short_bytes(totals.bytes), 7, right=True),
-                    (cell(pct(share), 7, right=True), "$warning" if share and share >= 0.25 else ""),
-                    ("  " + display(tag, 40), MUTED),
-                )
+            tags = summary.tags.values()
+            injections = [t.injections for t in tags if t.injections is not None]
+            saved = [t.saved_bytes for t in tags if t.saved_bytes is not None]
+            figures = Figures(
+                sum(t.copies for t in tags),
+                sum(t.bytes for t in tags),
+                summary.payload_total,
+                sum(injections) if injections else None,
+                sum(saved) if saved else None,
             )
+            top, totals = max(summary.tags.items(), key=lambda item: item[1].bytes)
+            share = totals.bytes / summary.payload_total if summary.payload_total else None
+            where = display(os.path.basename((summary.cwd or "").rstrip("/")), 30)
+            label = short_id(summary.session_id) + (" " + where if where else "")
+            top_text = f"  top {display(top, 40)} {pct(share)}"
+            rows.append(Content.assemble(_row(label, figures, shape), (top_text, MUTED)))
         if not rows:
             return []
         return [
             Content(""),
-            Content.styled(cell("by session", tag_w) + "  copies  bytes  share  top tag", "bold"),
+            Content.styled("by session: all of its tags together, and the tag that weighs most", MUTED),
+            Content.assemble(_header("session", shape), ("  top tag (its share)", "bold")),
             *rows,
         ]
 
     @staticmethod
-    def _legend() -> list[Content]:
+    def _legend(shape: Layout) -> list[Content]:
         return [
             Content(""),
-            Content.styled("copies: blocks carried by the payloads sent (a re-send carries them again)", MUTED),
-            Content.styled("share: of all payload bytes · /copy: average bytes of one copy", MUTED),
-            Content.styled("inj: times the block was injected into the transcript", MUTED),
-            Content.styled("saved: 2nd and later copies inside one payload — what keep-first dedupe drops", MUTED),
+            *(Content.styled(f"{column.title}: {column.help}", MUTED) for column in shape.columns),
         ]
+
+
+def _header(first: str, shape: Layout) -> Content:
+    text = cell(first, shape.tag_w) + "".join(num_cell(c.title, c.width) for c in shape.columns)
+    return Content.styled(text, "bold")
+
+
+def _row(label: str, figures: Figures, shape: Layout, *, bold: bool = False) -> Content:
+    parts: list[tuple[str, str] | str] = [(cell(label, shape.tag_w), "bold" if bold else "")]
+    for column in shape.columns:
+        parts.append((num_cell(column.value(figures), column.width), column.style(figures)))
+    if shape.bar_w:
+        filled = round((_share(figures) or 0.0) * shape.bar_w)
+        parts += ["  ", ("█" * filled, "$warning"), ("·" * (shape.bar_w - filled), MUTED)]
+    return Content.assemble(*parts)

@@ -1,33 +1,49 @@
 """The rates pane: how often each continuity kind happened, its share, its rate, and the current streak.
 
-Counts come from the continuity lines of the logs (the agent's own record of each decision), so this pane
-works even without transcripts. All five kinds are always listed so a zero is visible as a zero. Per-minute
+By default the counts come from the continuity lines of the logs (the agent's own record of each decision),
+so this pane works even without transcripts; with a session chosen they are that session's calls
+(`tui.scope`), and the title says which. Every kind is listed so a zero is visible as a zero. Per-minute
 rates cover the 10 minutes ending now while data is live, or ending at the newest line for old logs.
 
-The pane lays itself out for the room it has: a share bar on wide terminals, the streak and peak as extra
-lines when the pane is tall, else folded into the bottom border.
+Nothing is dropped silently: the pane lays itself out for the room it has, one column with a share bar when
+it is tall enough, two columns of kinds when it is wide but short, and whatever still does not fit is named on
+a last "+N more: …" line (the peak line vanished once `failed` appeared; at 80x24 `failed` and the streak did,
+while "of 36" still counted them).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from textual.content import Content
 from textual.widgets import Static
 
 from core.analysis.stats import Streak
 from core.sanitize import display
-from tui.fmt import MUTED, cell, clock_time, count, kind_style, pct, share_style
+from tui.fmt import MUTED, cell, clock_time, count, fit_count, kind_style, num_cell, pct, share_style, short_id
 from tui.view import Rates
 
-BAR_MIN_WIDTH = 44
+KIND_W, COUNT_W, SHARE_W, MIN_W = 10, 8, 7, 6
+COLUMN_W = KIND_W + COUNT_W + SHARE_W + MIN_W  # one kind without its bar
+TWO_COLUMNS = 2 * COLUMN_W + 3
+BAR_MIN = 8
+EMPTY_KINDS = ("bootstrap", "delta", "fork", "flatten", "disabled")
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One figure of the pane: its line, how it is named on the "+N more" line, and how much it matters."""
+
+    line: Content
+    folded: str
+    priority: int  # lower is kept longer when the pane is short
 
 
 class RatesPane(Static):
-    """Counts, shares and per-minute rates of delta / fork / flatten / bootstrap / disabled."""
-
-    ALLOW_MAXIMIZE = True  # zoom from the command palette (and the screenshot of the directive pane)
+    """Counts, shares and per-minute rates of every kind, the current streak and the peak."""
 
     DEFAULT_CSS = """
-    RatesPane { width: 1fr; height: 100%; padding: 0 1; }
+    RatesPane { width: 1fr; height: 100%; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -39,72 +55,119 @@ class RatesPane(Static):
         """New numbers from a snapshot (they change with wall time too, so always repaint)."""
         self.rates = rates
         share = rates.resend_share
+        if rates.scope is not None:
+            self.border_title = Content.assemble("Rates · session ", (short_id(rates.scope), "$accent"), " · calls")
+        else:
+            self.border_title = f"Rates · {rates.unit}"
         self.border_subtitle = Content.assemble(
-            "resend ", (pct(share), share_style(share)), f" of {count(rates.events)}"
+            "resend ", (pct(share), share_style(share)), f" of {count(rates.events)} {rates.unit}"
         )
         self.refresh()
 
+    # ------------------------------------------------------------------ layout
     def render(self) -> Content:
         rates = self.rates
         width = max(10, self.content_region.width)
         height = max(1, self.content_region.height)
-        kinds = (
-            rates.kinds
-            if rates is not None and rates.kinds
-            else dict.fromkeys(("bootstrap", "delta", "fork", "flatten", "disabled"), 0)
-        )
+        bar = width - COLUMN_W - 2 >= BAR_MIN
+        with_bar = self._kinds(rates, width - COLUMN_W - 2 if bar else 0)
+        plain = self._kinds(rates, 0) if bar else with_bar
+        return Content("\n").join(arrange(with_bar, plain, self._extras(rates), width, height))
+
+    @staticmethod
+    def _kinds(rates: Rates | None, bar_width: int) -> list[Item]:
+        kinds = rates.kinds if rates is not None and rates.kinds else dict.fromkeys(EMPTY_KINDS, 0)
         events = rates.events if rates is not None else 0
-        bar = width >= BAR_MIN_WIDTH
-        bar_width = max(0, width - 32) if bar else 0
-        lines: list[Content] = [
-            Content.assemble(
-                (
-                    cell("kind", 10)
-                    + cell("count", 7, right=True)
-                    + cell("share", 7, right=True)
-                    + cell("/min", 6, right=True),
-                    "bold",
-                )
-            )
-        ]
-        for kind, n in kinds.items():
+        items: list[Item] = []
+        for order, (kind, n) in enumerate(kinds.items()):
             share = n / events if events else None
             per_min = rates.per_minute.get(kind, 0.0) if rates is not None else 0.0
             style = kind_style(kind)
             parts: list[Content | tuple[str, str] | str] = [
-                (cell(display(kind, 40), 10), style),
-                cell(count(n), 7, right=True),
-                cell(pct(share), 7, right=True),
-                (cell(f"{per_min:.1f}", 6, right=True), MUTED if not per_min else ""),
+                (cell(display(kind, 40), KIND_W), style),
+                num_cell(fit_count(n, COUNT_W), COUNT_W),
+                num_cell(pct(share), SHARE_W),
             ]
-            if bar and bar_width > 1:
+            if bar_width >= BAR_MIN:
                 filled = round((share or 0.0) * bar_width)
-                parts.append(" ")
-                parts.append(("█" * filled, style))
-                parts.append(("·" * (bar_width - filled), MUTED))
-            lines.append(Content.assemble(*parts))
-        extra = self._extra(rates)
-        if events == 0:
-            extra.insert(0, Content.styled("no continuity lines read yet", f"{MUTED} italic"))
-        room = height - len(lines)
-        lines.extend(extra[: max(0, room)])
-        return Content("\n").join(lines)
+                parts += [" ", ("█" * filled, style), ("·" * (bar_width - filled), MUTED), " "]
+            parts.append((num_cell(f"{per_min:.1f}", MIN_W), MUTED if not per_min else ""))
+            folded = f"{display(kind, 40)} {count(n)}"
+            items.append(Item(Content.assemble(*parts), folded, order if n else 100 + order))
+        return items
 
-    def _extra(self, rates: Rates | None) -> list[Content]:
-        """Streak and peak lines, in the order they are dropped when the pane is short."""
+    @staticmethod
+    def _extras(rates: Rates | None) -> list[Item]:
+        """Streak and peak lines (kept after the kinds that happened, before those that did not)."""
         if rates is None:
             return []
-        out = [streak_line(rates.run)]
+        out: list[Item] = []
+        if rates.events == 0:
+            what = "no calls of this session yet" if rates.scope is not None else "no continuity lines read yet"
+            out.append(Item(Content.styled(what, f"{MUTED} italic"), what, 50))
+        run = rates.run
+        streak = "none yet" if run is None else f"{display(run.kind, 20)} ×{run.length} {display(run.reason, 60)}"
+        out.append(Item(streak_line(run), f"streak {streak}", 60))
         if rates.peak is not None:
             peak = rates.peak
-            out.append(
-                Content.assemble(
-                    ("peak   ", "bold"),
-                    (display(peak.kind, 20), kind_style(peak.kind)),
-                    f" count {count(peak.value)} at {clock_time(peak.at_ms)}",
-                )
+            text = f"{display(peak.kind, 20)} {count(peak.value)} at {clock_time(peak.at_ms)}"
+            line = Content.assemble(
+                ("peak   ", "bold"),
+                (display(peak.kind, 20), kind_style(peak.kind)),
+                f" count {count(peak.value)} at {clock_time(peak.at_ms)}",
             )
+            out.append(Item(line, f"peak {text}", 61))
         return out
+
+
+def header(width: int, *, bar: bool) -> Content:
+    text = cell("kind", KIND_W) + num_cell("count", COUNT_W) + num_cell("share", SHARE_W)
+    if bar:
+        text += " " * (width - COLUMN_W)
+    return Content.styled(text + num_cell("/min", MIN_W), "bold")
+
+
+def arrange(with_bar: list[Item], kinds: list[Item], extras: list[Item], width: int, height: int) -> list[Content]:
+    """The lines for a `width` x `height` pane: everything when it fits, else the most telling figures and one
+    "+N more: …" line naming the rest (the zoomed pane, ctrl+p → Zoom rates, always has room for all).
+    `with_bar` are the kind lines with their share bars (when the pane is wide enough), `kinds` without."""
+    if 1 + len(kinds) + len(extras) <= height:
+        bar = with_bar is not kinds
+        return [header(width, bar=bar), *(k.line for k in with_bar), *(e.line for e in extras)]
+    if width >= TWO_COLUMNS:
+        half = (len(kinds) + 1) // 2
+        pairs = [
+            Content.assemble(kinds[i].line, "   ", kinds[i + half].line if i + half < len(kinds) else "")
+            for i in range(half)
+        ]
+        head = header(COLUMN_W, bar=False)
+        two = Content.assemble(head, "   ", head)
+        if 1 + half + len(extras) <= height:
+            return [two, *pairs, *(e.line for e in extras)]
+        room = height - 2 - half
+        if room >= 0:
+            shown, folded = _keep(extras, room)
+            return [two, *pairs, *(e.line for e in shown), more(folded)]
+    items = kinds + extras
+    room = height - 2
+    if room < 0:
+        return [more(items)]
+    shown, folded = _keep(items, room)
+    shown_kinds = [i for i in shown if i in kinds]
+    shown_extras = [i for i in shown if i not in kinds]
+    return [header(width, bar=False), *(i.line for i in shown_kinds), *(i.line for i in shown_extras), more(folded)]
+
+
+def _keep(items: list[Item], room: int) -> tuple[list[Item], list[Item]]:
+    """The `room` most telling items in their display order, and the rest in theirs."""
+    keep = set(map(id, sorted(items, key=lambda i: i.priority)[: max(0, room)]))
+    return [i for i in items if id(i) in keep], [i for i in items if id(i) not in keep]
+
+
+def more(folded: list[Item]) -> Content:
+    """'+3 more: disabled 0 · failed 1 (2.8%) · peak flatten count 24 at 10:03:31' (clipped at the pane's edge,
+    the count first so it always shows)."""
+    return Content.assemble((f"+{len(folded)} more: ", "bold $warning"), (" · ".join(i.folded for i in folded), MUTED))
 
 
 def streak_line(run: Streak | None) -> Content:

@@ -110,6 +110,10 @@ class RowList(ScrollView, can_focus=True):
     def row_count(self) -> int:
         return 0
 
+    def empty_lines(self) -> list[Content]:
+        """What the list says while it has no row (subclasses say why: nothing read yet, or nothing matches)."""
+        return [Content(self.empty_text)]
+
     def render_row(self, index: int, width: int) -> Content:  # pragma: no cover - abstract
         """The content of row `index`, at most `width` cells."""
         raise NotImplementedError
@@ -145,9 +149,10 @@ class RowList(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         count = self.row_count
         if count == 0:
-            if y == 0:
+            lines = self.empty_lines()
+            if y < len(lines):
                 style = self.get_visual_style("rowlist--empty")
-                return Strip(Content(f" {self.empty_text}").render_segments(style)).adjust_cell_length(
+                return Strip(Content.assemble(" ", lines[y]).render_segments(style)).adjust_cell_length(
                     width, self.visual_style.rich_style
                 )
             return Strip.blank(width, self.visual_style.rich_style)

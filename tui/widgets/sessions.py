@@ -1,7 +1,7 @@
 """The sessions pane: all sessions, or one, each with its turns, resend share and rewritten count.
 
-The first row is "all sessions". Enter on a row limits the turn table, the graph and the directive pane to
-that session; the rates pane keeps describing the logs, which carry no session id.
+The first row is "all sessions". Enter on a row limits the turn table, the graph, the directive pane and the
+rates pane to that session (the rates then count the session's calls: the log lines carry no session id).
 Most recently active sessions come first, because that is the one a user beside a live agent wants.
 """
 

@@ -214,6 +214,22 @@ class TurnTable(RowList):
             index += step
         return None
 
+    def empty_lines(self) -> list[Content]:
+        """No row: either nothing was read yet, or the filter hides every row (then say so, and how to clear it:
+        "waiting for transcripts" under a filter that matches nothing sent users looking for a reading bug)."""
+        if not self.rows or self.view is None:
+            return [Content(self.empty_text)]
+        described = self.filter.describe()
+        lines = [
+            Content.assemble(
+                f"nothing matches the filter ({len(self.rows):,} turns hidden): ",
+                (display(described, 200), "$accent"),
+            )
+        ]
+        lines += [Content(display(line, 200)) for line in self.filter.doubtful()]
+        lines.append(Content("Esc clears the filter · / edits it · fields: kind: reason: session: is: -term"))
+        return lines
+
     # ------------------------------------------------------------------ rendering
     def on_resize(self, event: events.Resize) -> None:
         self._set_layout(self.scrollable_content_region.width)
@@ -245,6 +261,8 @@ class TurnHeader(Static):
 
 class TurnPane(Vertical):
     """Header + table, with the border title naming the filter and the row count."""
+
+    ALLOW_MAXIMIZE = True  # `m` or the palette zooms the table with its header (a Vertical is not focusable)
 
     DEFAULT_CSS = """
     TurnPane { height: 1fr; }

@@ -1,0 +1,121 @@
+"""The Rates pane's figures for one chosen session, counted over that session's calls (its rows).
+
+The log's continuity lines mostly carry no session id, so the pane's default figures describe every line read;
+choosing a session used to leave them as they were (55.6 % re-sends shown for a session with none). Scoped, the
+pane counts the session's own rows instead (its calls; its log lines in logs-only mode) and its title says so.
+Issue 13 makes calls the unit everywhere; this module already counts rows of any kind.
+
+Incremental, like `view.summarize`: the session's row indices are collected as rows are appended, the counts
+of all but the newest `TAIL` rows are accumulated once, and the tail is recounted per snapshot (its kinds can
+still change as later evidence arrives), so a live tail costs O(TAIL + rows in the rate window) per snapshot
+whatever the session's length. Plain data: no Textual here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from core.analysis.stats import PEAK_KINDS, RATE_WINDOW_MS, Peak, Streak
+from core.model import KINDS, RESEND_KINDS
+from tui.view import Rates, Row, row_count, row_kind, row_ms, row_reason, row_session
+
+TAIL = 256
+
+
+@dataclass(slots=True)
+class _Prefix:
+    upto: int = 0  # rows of `indices` counted into the fields below
+    kinds: Counter[str] = field(default_factory=Counter)
+    peak: Peak | None = None
+    run: Streak | None = None  # the trailing run of the counted rows
+
+
+class SessionRates:
+    """Rates of one session's rows; `update` takes each snapshot's rows (the same list grows by appends until
+    its generation changes)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._generation = -1
+        self._taken = 0  # rows of the list scanned for this session
+        self._indices: list[int] = []
+        self._prefix = _Prefix()
+
+    def update(self, rows: list[Row], generation: int, wall_ms: int, *, logs_only: bool = False) -> Rates:
+        if generation != self._generation or len(rows) < self._taken:
+            self._generation, self._taken, self._indices, self._prefix = generation, 0, [], _Prefix()
+        sid = self.session_id
+        indices = self._indices
+        for i in range(self._taken, len(rows)):
+            if row_session(rows[i]) == sid:
+                indices.append(i)
+        self._taken = len(rows)
+        prefix = self._prefix
+        stable = max(prefix.upto, len(indices) - TAIL)
+        for i in indices[prefix.upto : stable]:
+            _count(prefix, rows[i])
+        prefix.upto = stable
+        tail = _Prefix(kinds=Counter(prefix.kinds), peak=prefix.peak, run=_copy(prefix.run))
+        for i in indices[stable:]:
+            _count(tail, rows[i])
+        return _rates(rows, indices, tail, wall_ms, sid, "log lines" if logs_only else "calls")
+
+
+def _copy(run: Streak | None) -> Streak | None:
+    return None if run is None else Streak(run.kind, run.reason, run.length, run.start_ms, run.end_ms, run.start,
+                                           run.end, run.count_first, run.count_last)  # fmt: skip
+
+
+def _count(into: _Prefix, row: Row) -> None:
+    kind = row_kind(row)
+    if kind is None:
+        return
+    into.kinds[kind] += 1
+    n = row_count(row)
+    ms = row_ms(row)
+    if n is not None and kind in PEAK_KINDS and (into.peak is None or n > into.peak.value):
+        into.peak = Peak(n, "", ms, kind)
+    reason = row_reason(row) or ""
+    run = into.run
+    if run is not None and run.kind == kind and run.reason == reason:
+        run.length += 1
+        run.end_ms, run.count_last = ms, n
+    else:
+        into.run = Streak(kind, reason, 1, ms, ms, "", "", n, n)
+
+
+def _rates(rows: list[Row], indices: list[int], counted: _Prefix, wall_ms: int, scope: str, unit: str) -> Rates:
+    kinds = counted.kinds
+    events = sum(kinds.values())
+    last_ms = next((ms for i in reversed(indices) if (ms := row_ms(rows[i])) is not None), None)
+    # the pane's rule (LogStats.window_end): rates end now while data is live, else at the newest row
+    end = wall_ms if last_ms is None or wall_ms - last_ms <= RATE_WINDOW_MS else last_ms
+    start = end - RATE_WINDOW_MS
+    recent: Counter[str] = Counter()
+    for i in reversed(indices):
+        ms = row_ms(rows[i])
+        if ms is None:
+            continue
+        if ms < start:
+            break
+        kind = row_kind(rows[i])
+        if kind is not None and ms <= end:
+            recent[kind] += 1
+    ordered = {kind: kinds.get(kind, 0) for kind in KINDS}
+    for kind, n in kinds.items():
+        ordered.setdefault(kind, n)
+    minutes = RATE_WINDOW_MS / 60_000
+    share = round(sum(kinds[k] for k in RESEND_KINDS) / events, 4) if events else None
+    return Rates(
+        events=events,
+        kinds=ordered,
+        per_minute={kind: round(recent.get(kind, 0) / minutes, 2) for kind in ordered},
+        resend_share=share,
+        run=counted.run,
+        peak=counted.peak,
+        window_end_ms=end,
+        closes={},
+        unit=unit,
+        scope=scope,
+    )
