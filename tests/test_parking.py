@@ -146,7 +146,11 @@ def test_a_live_engine_parks_only_idle_files(tmp_path: Path) -> None:
     """The idle threshold is the engine's clock against the file's mtime: no sleeping in tests."""
     root = tmp_path / "data"
     shutil.copytree(DEMO, root)
+    # one mtime for every file: a checkout stamps files when it writes them, so a demo file changed by a
+    # later merge would otherwise look 10+ minutes newer than the rest
     newest = max(os.stat(p).st_mtime for p in _transcripts(root))
+    for path in root.rglob("*"):
+        os.utime(path, (newest, newest))
     now = [newest + 10.0]
     engine = Engine([root], park_after_s=600.0, clock=lambda: now[0])
     while engine.poll().changed:
