@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 
 from core.analysis.pipeline import RECORD_HANDLERS, SESSION_ANALYZERS, RecordHandler, SessionAnalyzer
-from core.analysis.stats import LogStats
+from core.kernel.stats import LogStats
 from core.model import (
     CONTINUITY_EVENT,
     CloseLine,

@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
-from core.analysis.cache_verdict import CallUsage, judge
 from core.engine import Engine
 from core.formats import sniff
 from core.formats.pi_session import PiSessionAdapter, is_pi_header
+from core.kernel.cache_verdict import CallUsage, judge
 from core.model import TranscriptEntry
 from core.timeutil import iso_ms
 

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from core.analysis.canonical import UNDEFINED, canonical_json, digest, js_number, js_string
-from core.analysis.collation import collation_key, locale_compare
 from core.analysis.fingerprint import (
     PROJECTED,
     TIMING_STRIPPED,
@@ -26,6 +24,8 @@ from core.analysis.fingerprint import (
     sent_message_hash,
     stable_xxh3,
 )
+from core.kernel.canonical import UNDEFINED, canonical_json, digest, js_number, js_string
+from core.kernel.collation import collation_key, locale_compare
 
 # Node-computed vectors (the team's shared fixture, copied into the repo so the tests never skip)
 VECTORS = Path(__file__).resolve().parent / "data" / "senpi-digest-vectors.json"

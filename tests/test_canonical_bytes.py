@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from core.analysis.canonical import UNDEFINED, canonical_bytes, canonical_json, digest
+from core.kernel.canonical import UNDEFINED, canonical_bytes, canonical_json, digest
 
 VECTORS = json.loads((Path(__file__).resolve().parent / "data" / "senpi-digest-vectors.json").read_text())
 

@@ -15,8 +15,8 @@ from core.analysis.dedupe import (
     marker,
     senpi_dedupe,
 )
-from core.analysis.directives import scan_text
 from core.analysis.serialize import ANCHOR, ENVELOPE_CLOSE, ENVELOPE_OPEN, payload_bytes
+from core.kernel.directives import scan_text
 
 A = "<ultrawork-mode>\nA body\n</ultrawork-mode>"
 B = "<ultrawork-mode>\nB body, longer\n</ultrawork-mode>"

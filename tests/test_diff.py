@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.analysis import volatility
-from core.analysis.diff import classify, describe, diff, diff_with_count, jq_path
-from core.analysis.volatility import DEFAULT_POLICY, VolatilityPolicy, configure, parse_pattern
+from core.kernel import volatility
+from core.kernel.diff import classify, describe, diff, diff_with_count, jq_path
+from core.kernel.volatility import DEFAULT_POLICY, VolatilityPolicy, configure, parse_pattern
 
 COMMIT = {
     "role": "assistant",

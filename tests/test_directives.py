@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.analysis.dedupe import KEEP_LAST, keep_first_identical, marker, senpi_dedupe, simulate_all
-from core.analysis.directives import KNOWN_TAGS, DirectiveLedger, composition, scan_text, ultrawork_depth
 from core.analysis.serialize import (
     ENVELOPE_CLOSE,
     RULES_OLD,
@@ -20,6 +19,7 @@ from core.analysis.serialize import (
     flatten_blocks,
     utf8_len,
 )
+from core.kernel.directives import KNOWN_TAGS, DirectiveLedger, composition, scan_text, ultrawork_depth
 from tests.payload_support import Transcript, ingest, only_session, text
 
 A = "<ultrawork-mode>\nalpha ✓\n</ultrawork-mode>"

@@ -765,7 +765,7 @@ def test_a_parent_cycle_in_the_entry_tree_does_not_hang_the_branch_switch(tmp_pa
 @pytest.mark.parametrize("depth", [100, MAX_DEPTH - 6, 254, 300, 1000])
 def test_deep_message_content_is_analysed_or_one_problem_never_a_crash(tmp_path: Path, depth: int) -> None:
     """Found by this test: a valid transcript line nested 1000 levels deep (orjson parses up to 1024) crashed
-    the engine with RecursionError in the digest walk (``core.analysis.canonical``), and past 255 levels
+    the engine with RecursionError in the digest walk (``core.kernel.canonical``), and past 255 levels
     ``orjson.dumps`` refuses to serialize. ``load_object`` now refuses lines deeper than ``MAX_DEPTH``, so
     every analysis, the report and the TUI only ever see nesting they can walk."""
     deep_list = nested(depth, b'"leaf"')

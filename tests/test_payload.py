@@ -13,7 +13,6 @@ from typing import Any
 
 from core.analysis.context import is_transmitted
 from core.analysis.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST, PLACEHOLDER_SUPERSEDED, senpi_dedupe
-from core.analysis.directives import DirectiveLedger
 from core.analysis.payload import (
     PayloadAnalyzer,
     context_before,
@@ -41,6 +40,7 @@ from core.analysis.serialize import (
     utf8_len,
 )
 from core.demo.sim.generator import generate
+from core.kernel.directives import DirectiveLedger
 from tests.payload_support import Transcript, ingest, only_session, text
 
 ULTRAWORK_BYTES = 24_871

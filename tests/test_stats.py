@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.analysis.stats import LogStats
+from core.kernel.stats import LogStats
 from core.model import CloseLine, ContinuityLine, Where
 from core.timeutil import iso_ms
 

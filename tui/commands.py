@@ -44,7 +44,7 @@ def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) 
         if not path.exists():
             raise SourceError(path, "no such file or directory")
     if volatile:
-        from core.analysis import volatility
+        from core.kernel import volatility
 
         volatility.configure(volatile)
     return Engine(paths, watch=watch, newest_first=watch)  # a live dashboard shows the newest sessions first

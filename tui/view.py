@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from core.analysis.stats import RATE_WINDOW_MS, Peak, Streak
+from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
 from core.model import RESEND_KINDS, ContinuityLine, Problem, Turn
 
 if TYPE_CHECKING:

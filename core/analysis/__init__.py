@@ -11,7 +11,8 @@ from core.analysis import commit, profile, verdicts  # noqa: F401
 
 # isort: split
 # what each call sent: payload reconstruction (reads the replay's decisions) and the directive ledger
-from core.analysis import directives, payload  # noqa: F401
+from core.analysis import payload  # noqa: F401
+from core.kernel import directives  # noqa: F401
 
 # isort: split
 # other agents (after the replay, whose `why` would otherwise replace theirs on pi-family turns): pi-family

@@ -4,7 +4,7 @@ Claude Code and mux/Xum send their whole conversation on every provider call, so
 into it (`<system-reminder>`, `<ultrawork-mode>`, …) rides along in every later call until a compaction. The
 transcripts do not store request bodies; what they do store (message contents) is counted once, when it
 enters the conversation, and the running totals are what each call carries. Tags are found by the directive
-ledger's own scanner (`core.analysis.directives.scan_text`), and the session's `DirectiveLedger` is fed the
+ledger's own scanner (`core.kernel.directives.scan_text`), and the session's `DirectiveLedger` is fed the
 same blocks, so the directive pane and the report read these agents exactly as they read senpi.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from core.analysis.directives import DirectiveLedger, Seen, scan_text
+from core.kernel.directives import DirectiveLedger, Seen, scan_text
 
 if TYPE_CHECKING:
     from core.state import SessionState

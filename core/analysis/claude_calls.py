@@ -12,7 +12,7 @@ parent messages with the same `message.id` under another `requestId`. So, per ca
 - calls live in *threads*: the main conversation, and one per sub-agent. A thread is judged against its own
   previous call (a sub-agent has its own context and cache prefix); sub-agent calls are turns of the parent
   session (`extra["thread"]` says which), so the parent shows everything it spent;
-- verdict (`core.analysis.cache_verdict`): `delta` when the cache read covers the previous prompt,
+- verdict (`core.kernel.cache_verdict`): `delta` when the cache read covers the previous prompt,
   `re-send` when it collapses (with the previous and current figures and the gap, telling a TTL expiry from
   a rewrite), `compaction` for the first call after a `compact_boundary`, `fork/rewind` for the first call
   after a prompt was grafted onto an older line (a rewind), `bootstrap` for a thread's first call;
@@ -36,7 +36,9 @@ import orjson
 import xxhash
 
 from core.analysis.agent_context import ContextCounter, claim_session, claude_texts
-from core.analysis.cache_verdict import (
+from core.analysis.pipeline import register_record_handler
+from core.formats.claude_code import ClaudeLine, agent_progress
+from core.kernel.cache_verdict import (
     COMPACTION,
     TTL_1H_MS,
     TTL_5M_MS,
@@ -46,9 +48,7 @@ from core.analysis.cache_verdict import (
     judge,
     structural,
 )
-from core.analysis.directives import DirectiveLedger, Seen
-from core.analysis.pipeline import register_record_handler
-from core.formats.claude_code import ClaudeLine, agent_progress
+from core.kernel.directives import DirectiveLedger, Seen
 from core.model import LoggedDecision, Turn
 
 if TYPE_CHECKING:

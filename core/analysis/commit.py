@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from core.analysis.diff import classify, describe, diff_with_count
 from core.analysis.fingerprint import (
     FINGERPRINT_KEYS,
     HASH_RULES,
@@ -42,7 +41,8 @@ from core.analysis.fingerprint import (
 )
 from core.analysis.pipeline import register_record_handler, register_session_analyzer
 from core.analysis.profile import API_ID, BINDING_TYPE, tracker_of
-from core.analysis.volatility import VolatilityPolicy, policy
+from core.kernel.diff import classify, describe, diff_with_count
+from core.kernel.volatility import VolatilityPolicy, policy
 from core.model import AgentEvent, CommitInfo, DiffChange, LoggedDecision, TranscriptEntry, Turn, Where
 from core.timeutil import any_ms
 

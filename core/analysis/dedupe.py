@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
-from core.analysis.directives import ULTRAWORK, TagBlock, TextScan, scan_text, ultrawork_depth
 from core.analysis.serialize import ENVELOPE_CLOSE, Block, payload_bytes, utf8_len
+from core.kernel.directives import ULTRAWORK, TagBlock, TextScan, scan_text, ultrawork_depth
 
 KEEP_LAST = "keep-last"
 KEEP_IDENTICAL_PREVIOUS = "keep-identical-previous"

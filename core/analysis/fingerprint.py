@@ -33,8 +33,8 @@ from typing import Any
 
 import xxhash
 
-from core.analysis.canonical import UNDEFINED, canonical_bytes, digest, get
-from core.analysis.volatility import VolatilityPolicy, policy
+from core.kernel.canonical import UNDEFINED, canonical_bytes, digest, get
+from core.kernel.volatility import VolatilityPolicy, policy
 
 VERBATIM = "verbatim"
 TIMING_STRIPPED = "timing-stripped"

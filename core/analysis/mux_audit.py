@@ -9,7 +9,7 @@ previous pass that the new pass skips over are gone from that file (rows are wri
 row gone from every file is removed. The next turn after such a removal is a `fork/history_edited`.
 
 One assistant row = one user turn, possibly several provider steps (the tool loop runs inside one stream).
-Its verdict comes from the cache figures (`core.analysis.cache_verdict`): the aggregate `usage` and
+Its verdict comes from the cache figures (`core.kernel.cache_verdict`): the aggregate `usage` and
 `providerMetadata.anthropic.cacheCreationInputTokens` over the steps, and `contextUsage` for the last step
 (its input = the context size). For a one-step turn those are exact. For a multi-step turn the first step's
 cache read is not stored; it is estimated as the last prompt minus everything written and sent uncached
@@ -41,9 +41,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.analysis.agent_context import ContextCounter, claim_session, content_size
-from core.analysis.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
-from core.analysis.diff import classify
-from core.analysis.directives import DirectiveLedger, Seen
 from core.analysis.fingerprint import stable_xxh3
 from core.analysis.mux_rules import (
     RECEIPT_KEY,
@@ -56,6 +53,9 @@ from core.analysis.mux_rules import (
 from core.analysis.pipeline import register_record_handler
 from core.formats.mux_chat import MuxRow, merge_parts
 from core.formats.mux_partial import MuxPartial
+from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
+from core.kernel.diff import classify
+from core.kernel.directives import DirectiveLedger, Seen
 from core.model import CommitInfo, Problem, Turn, Where
 from core.timeutil import iso_ms, now_ms
 

@@ -4,7 +4,7 @@
   reasoning that follows a *demoted* server tool (one not stored in its natively replayable form:
   `providerExecuted`, a successful `web_search`, an array of `web_search_result`) is bound to blocks later
   requests cannot replay, so the row must carry the receipt `metadata.anthropicThinkingReplay: "off"`.
-- `mux_usage`: a row's cache figures for `core.analysis.cache_verdict`, from the AI-SDK usage mux stores.
+- `mux_usage`: a row's cache figures for `core.kernel.cache_verdict`, from the AI-SDK usage mux stores.
 - `capture_vs_commit`: the differences between a streamed `partial.json` and its committed row that streaming
   progress does not explain.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.analysis.cache_verdict import CallUsage
-from core.analysis.diff import diff
+from core.kernel.cache_verdict import CallUsage
+from core.kernel.diff import diff
 from core.model import DiffChange
 
 RECEIPT_KEY = "anthropicThinkingReplay"

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from core.analysis.context import is_transmitted
 from core.analysis.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST
-from core.analysis.directives import DirectiveLedger, Seen, TagBlock
 from core.analysis.payload_context import CtxMsg, message_kind, reread_items
 from core.analysis.payload_lane import DSEP, CallFacts, Lane, Measure, delta_facts
 from core.analysis.payload_rules import (
@@ -59,6 +58,7 @@ from core.analysis.serialize import (
     execution_from_result,
     utf16_truncate,
 )
+from core.kernel.directives import DirectiveLedger, Seen, TagBlock
 from core.model import TranscriptEntry, Turn
 
 if TYPE_CHECKING:

@@ -15,7 +15,6 @@ from typing import Any
 
 from core.analysis.context import is_transmitted
 from core.analysis.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST, PLACEHOLDER_BYTES, keep_first_step
-from core.analysis.directives import ULTRAWORK, TagBlock, TextScan, scan_text, ultrawork_depth
 from core.analysis.payload_context import ENV, USER, CtxMsg
 from core.analysis.serialize import (
     ANCHOR,
@@ -39,6 +38,7 @@ from core.analysis.serialize import (
     tool_watch_note,
     utf8_len,
 )
+from core.kernel.directives import ULTRAWORK, TagBlock, TextScan, scan_text, ultrawork_depth
 
 _ENVELOPE_BYTES = utf8_len(ENVELOPE_OPEN) + utf8_len(ENVELOPE_CLOSE)
 _NOTE_BYTES = utf8_len(NOTE_OPEN) + utf8_len(NOTE_CLOSE)

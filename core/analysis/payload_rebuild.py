@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from core.analysis.context import is_transmitted
 from core.analysis.dedupe import DedupeResult, senpi_dedupe, simulate_all
-from core.analysis.directives import DirectiveLedger
 from core.analysis.payload_context import completed_on_path, path_to, replay_path
 from core.analysis.payload_rules import (
     DELTA,
@@ -38,6 +37,7 @@ from core.analysis.serialize import (
     present_messages,
     tool_watch_note,
 )
+from core.kernel.directives import DirectiveLedger
 
 if TYPE_CHECKING:
     from core.model import Turn

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.analysis.agent_context import ContextCounter
 from core.analysis.context import COMPACTION_PREFIX, COMPACTION_SUFFIX, ProviderContext, entry_messages
-from core.analysis.directives import DirectiveLedger, Seen
+from core.kernel.directives import DirectiveLedger, Seen
 from core.model import TranscriptEntry, Turn, Where
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 pi (and senpi on any lane but `claude-sdk-oauth`) sends the whole context to a stateless API on every call;
 nothing on disk says whether the history was processed again. The provider's cache figures do
-(`core.analysis.cache_verdict`), and the transcript's structure adds what the cache cannot know:
+(`core.kernel.cache_verdict`), and the transcript's structure adds what the cache cannot know:
 
 - the first call after a `compaction` entry is `compaction/compaction_entry` (the prompt was rebuilt from a
   summary by design);
@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.analysis.agent_context import claim_session
-from core.analysis.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
 from core.analysis.context import ProviderContext
 from core.analysis.pi_payload import PiPayload, ledger_of
 from core.analysis.pipeline import register_record_handler, register_session_analyzer
 from core.formats.pi_session import is_pi_session
+from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
 from core.model import SessionHeader, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from core import __version__
 from core.analysis.profile import tracker_of
-from core.analysis.stats import LogStats
+from core.kernel.stats import LogStats
 from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Turn
 from core.report import sections
 from core.report.options import ReportOptions

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.analysis.directives import DirectiveLedger, TagLedger
 from core.analysis.payload import simulate_turn
+from core.kernel.directives import DirectiveLedger, TagLedger
 from core.model import RESEND_KINDS, Turn
 from core.report.values import text
 from core.state import SessionState

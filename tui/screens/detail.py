@@ -422,7 +422,7 @@ def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
 
 def _diff(capture: Any, commit: Any) -> list[DiffChange]:
     try:
-        from core.analysis.diff import diff
+        from core.kernel.diff import diff
     except ImportError:
         return []
     return diff(capture, commit)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from core.analysis.stats import Streak
+from core.kernel.stats import Streak
 from core.sanitize import display
 from tui.fmt import MUTED, cell, clock_time, count, fit_count, kind_style, num_cell, pct, share_style, short_id
 from tui.view import Rates

@@ -5,7 +5,7 @@ keys with `localeCompare`, rebuilds each object with `Object.fromEntries`, and h
 `JSON.stringify`. Reproducing its hashes from Python needs four JavaScript behaviours that Python's
 `json` does not have, each of which changes the bytes and therefore the hash:
 
-* key order: `localeCompare` (ICU collation, `core.analysis.collation`), not code-point order; and
+* key order: `localeCompare` (ICU collation, `core.kernel.collation`), not code-point order; and
   because the sorted entries are turned back into an object, keys that are array indices ("0", "17")
   come first in ascending numeric order, as JavaScript orders such properties;
 * numbers: `1` not `1.0`, `-0` as `0`, `1e+21`, `1e-7`, `0.000001`, shortest round-trip digits;
@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from core.analysis.collation import collation_key
+from core.kernel.collation import collation_key
 
 
 class _Undefined:

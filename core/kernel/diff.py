@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from core.analysis.canonical import canonical_json
-from core.analysis.volatility import PathPart, VolatilityPolicy, policy
+from core.kernel.canonical import canonical_json
+from core.kernel.volatility import PathPart, VolatilityPolicy, policy
 from core.model import DiffChange
 
 MAX_CHANGES = 200
