@@ -1,34 +1,34 @@
-"""The one object a surface drives: sources -> format adapters -> state, under a lock.
+"""The one object a surface drives: sources -> the agents' format adapters -> state, under a lock.
 
 The TUI calls `poll()` from a worker thread whenever the watcher wakes it; the report calls it until the
-backlog is drained. Readers take `lock` while they copy what they show.
+backlog is drained. Readers take `lock` while they copy what they show. The engine names no agent and no
+format: a file's adapter is the first of `core.agents.ADAPTERS` that sniffs it, and what to do with the file
+beyond parsing (park its session, start it over when the file is replaced, which file events are routine) is
+what that adapter declares.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import itertools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
 
-import core.analysis  # noqa: F401  (registers the session analyzers)
-from core.formats import sniff
+from core.agents import adapter_named, agent_of, sniff
 from core.formats.base import Adapter, load_object
 from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
-from core.model import Problem, Where
+from core.kernel.ports import Reread
+from core.model import Problem
 from core.sources import Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
+from core.sources.reread import FileReread
 from core.sources.tail import StreamSnap
-from core.state import ATTRIBUTION_WINDOW_MS, PARK_IDLE_S, PARKABLE_FORMATS, State
+from core.state import PARK_IDLE_S, State
+from core.state.attribution import cold_pairs
 from core.timeutil import now_ms
-
-_T = TypeVar("_T", bound=tuple[Any, ...])
 
 #: Lines of a file not yet recognised are held (bounded) until one line tells its format.
 SNIFF_HOLD_LINES = 50
@@ -109,7 +109,8 @@ class Engine:
         self.paths = [Path(p) for p in paths]
         self.roots = resolve_roots(self.paths)
         self.sources = Sources(self.roots, newest_first=newest_first)
-        self.state = State()
+        self.reread: Reread = FileReread()
+        self.state = State(self.reread)
         self.lock = threading.RLock()
         self._polling = threading.Lock()  # held for a whole poll: a snapshot never sees a read half applied
         self.adapters: dict[str, Adapter] = {}
@@ -257,6 +258,25 @@ class Engine:
     def wait(self, timeout: float) -> bool:
         return self.sources.wait(timeout)
 
+    # ------------------------------------------------------------------ what the surfaces read (tui.view.EngineView)
+    @property
+    def park_after(self) -> float | None:
+        """Parks sessions unmodified this long (see `__init__`); None: never parks."""
+        return self._park_after
+
+    @property
+    def files_generation(self) -> int:
+        """Bumps when a file is found, replaced or lost (the dashboard's cheap "did anything move" mark)."""
+        return self.sources.generation
+
+    def file_count(self) -> int:
+        """Files being read (without building the whole file list)."""
+        return self.sources.file_count()
+
+    def pending_bytes(self) -> int:
+        """Bytes on disk not read yet."""
+        return self.sources.pending_bytes()
+
     # ------------------------------------------------------------------ parking (State.park)
     def park_idle(self, min_idle_s: float, only: set[str] | None = None) -> int:
         """Park the session of every transcript read to its end (no held partial line) whose file has not been
@@ -271,7 +291,7 @@ class Engine:
                 if only is not None and path not in only:
                     continue
                 adapter = self.adapters.get(stat.logical)
-                if adapter is None or adapter.name not in PARKABLE_FORMATS or path != stat.logical:
+                if adapter is None or not adapter.parkable or path != stat.logical:
                     continue
                 if not stat.exists or stat.size is None or stat.bytes_read != stat.size or path in held:
                     continue
@@ -314,7 +334,7 @@ class Engine:
                 return "files were rotated, truncated, replaced or deleted while read"
             if self.state.problems_total > len(self.state.problems):
                 return "more problems than are kept"
-            full = frozenset(lg for lg, a in self.adapters.items() if getattr(a, "routine_notices", ()))
+            full = frozenset(lg for lg, a in self.adapters.items() if a.routine_notices)
             streams = self.sources.export_state(full)
             if isinstance(streams, str):
                 return streams
@@ -339,12 +359,13 @@ class Engine:
         back to a cold read: a log of continuity decisions that grew (or appeared) before another one that
         has saved lines, since a cold read would put the new decisions before the other log's, not after.
         """
-        from core.formats import ADAPTERS
-
-        by_name = {adapter.name: adapter for adapter in ADAPTERS}
-        if any(name not in by_name for name in snap.adapters.values()):
-            return "a format the snapshot used is no longer registered"
-        logs = {logical for logical, name in snap.adapters.items() if name == "senpi-session-log"}
+        by_name: dict[str, Adapter] = {}
+        for name in set(snap.adapters.values()):
+            adapter = adapter_named(name)
+            if adapter is None:
+                return "a format the snapshot used is no longer registered"
+            by_name[name] = adapter
+        logs = {logical for logical, name in snap.adapters.items() if by_name[name].decision_log}
         saved = {stream.logical for stream in snap.streams}
 
         def check(grown: set[str], order: list[str]) -> str | None:
@@ -352,7 +373,7 @@ class Engine:
             if appended and any(lg in logs for lg in order[order.index(appended[0]) + 1 :]):
                 return f"{appended[0]}: new continuity decisions would come before another log's"
             for logical in sorted(grown & logs):
-                if _names_known_session(snap, logical):
+                if _names_known_session(snap, logical, self.reread):
                     return f"{logical}: new log lines name a session already read"
             return None
 
@@ -386,7 +407,7 @@ class Engine:
         if not self._resumed:
             return True
         with self.lock:
-            expected = _cold_pairs(self.state, self.sources.layout(), chunk)
+            expected = cold_pairs(self.state, self.sources.layout(), chunk)
             actual = {
                 (key, turn.index): turn.log_line
                 for key, session in self.state.sessions.items()
@@ -399,6 +420,10 @@ class Engine:
         self.sources.close()
 
     # ------------------------------------------------------------------ internals
+    def _routine(self, logical: str) -> frozenset[str]:
+        adapter = self.adapters.get(logical)
+        return adapter.routine_notices if adapter is not None else frozenset()
+
     def _stat(self, path: str) -> SourceStat:
         stat = self.stats.get(path)
         if stat is None:
@@ -412,7 +437,7 @@ class Engine:
             self.resets += 1
         if notice.kind == "rotated":
             self.rotations += 1  # the normal life of session.log: counted, not a problem
-        elif notice.kind not in getattr(self.adapters.get(logical), "routine_notices", ()):
+        elif notice.kind not in self._routine(logical):
             self.state.add_problem(Problem(notice.path, notice.lineno, notice.offset, notice.message, now_ms()))
         if notice.kind == "oversized_line":
             self._stat(notice.path).bad_lines += 1
@@ -422,7 +447,7 @@ class Engine:
             if held is not None and held.lines and opens_document(held.lines[0]) and notice.kind != "deleted":
                 del self._pending[logical]  # an unfinished version of a document its writer has superseded
             adapter = self.adapters.get(logical)
-            if adapter is not None and adapter.name.endswith("transcript"):
+            if adapter is not None and adapter.resets_on_replace:
                 self.state.reset_session(logical)
             if notice.kind != "deleted":
                 self.adapters.pop(logical, None)
@@ -442,6 +467,7 @@ class Engine:
         if lines and self.state.is_parked(path):
             self._unpark(path, lines[0].offset)  # its file grew: rebuild it before the new lines extend it
         apply = self.state.apply
+        agent = agent_of(adapter)
         parse = adapter.parse
         stat.lines += len(lines)
         nbytes = len(lines)  # the newlines
@@ -455,7 +481,7 @@ class Engine:
                     stat.bad_lines += 1
                     if record.ts_ms is None:
                         record.ts_ms = now_ms()
-                apply(record)
+                apply(record, agent)
         stat.bytes += nbytes
 
     def _sniff(self, path: str, logical: str, lines: list[Line]) -> tuple[Adapter | None, list[Line]]:
@@ -529,132 +555,12 @@ class Engine:
         self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))
 
 
-def _cold_pairs(
-    state: State, layout: list[tuple[str, list[tuple[str, int]]]], chunk: int
-) -> dict[tuple[str, int], int]:
-    """(session key, turn index) -> log line index, as a cold `read_all(chunk)` of the same files pairs them.
-
-    Replays two things in plain data: the order a cold drain delivers lines in (`Sources` round-robin over the
-    streams in discovery order, each poll `chunk` bytes, a stream cut by the budget resumed after the others)
-    and the greedy pairing of `State` (a line takes the nearest waiting turn, a turn the nearest waiting line,
-    (gap, arrival) breaking ties; a line naming a session only pairs with that session's turns).
-    `tests/test_index.py` checks it against real cold drains at several chunk sizes.
-    """
-    base: dict[str, tuple[str, int]] = {}  # path -> (logical, bytes of the older generations before it)
-    sizes: dict[str, int] = {}
-    for logical, gens in layout:
-        offset = 0
-        for path, size in gens:
-            base[path] = (logical, offset)
-            offset += size
-        sizes[logical] = offset
-    # when a cold drain reads each stream's bytes: (poll, visit, first byte, end byte) per stretch
-    order = [logical for logical, _ in layout]
-    stretches: dict[str, list[tuple[int, int, int, int]]] = {logical: [] for logical in order}
-    pos = dict.fromkeys(order, 0)
-    rr, poll = 0, 0
-    while any(pos[lg] < sizes[lg] for lg in order):
-        budget, visit = chunk, 0
-        for i in range(len(order)):
-            idx = (rr + i) % len(order)
-            logical = order[idx]
-            if pos[logical] >= sizes[logical]:
-                continue
-            take = min(budget, sizes[logical] - pos[logical])
-            stretches[logical].append((poll, visit, pos[logical], pos[logical] + take))
-            visit += 1
-            pos[logical] += take
-            budget -= take
-            if pos[logical] < sizes[logical]:
-                rr = (idx + 1) % len(order) if take else idx
-                break
-        poll += 1
-
-    def arrival(where: Where) -> tuple[int, int, int] | None:
-        found = base.get(where.path)
-        if found is None:
-            return None
-        logical, offset = found
-        end = offset + where.offset + where.length + 1  # a line arrives with its newline
-        for p, v, start, stop in stretches[logical]:
-            if start < end <= stop:
-                return (p, v, end)
-        return None
-
-    events: list[tuple[tuple[int, int, int], int, Any]] = []
-    for i, line in enumerate(state.log.continuity):
-        at = arrival(line.where)
-        if at is not None:
-            events.append((at, 0, i))
-    for key, session in state.sessions.items():
-        for turn in session.turns:
-            at = arrival(turn.where)
-            if at is not None and turn.logged is not None:
-                events.append((at, 1, (key, turn.index)))
-    events.sort(key=lambda e: e[0])
-    seq = itertools.count()
-    lines = state.log.continuity
-    waiting_lines: dict[tuple[str, str, int | None], list[tuple[int, int, int]]] = {}
-    waiting_turns: dict[tuple[str, str, int | None], list[tuple[int, int, tuple[str, int]]]] = {}
-    pairs: dict[tuple[str, int], int] = {}
-    for _, kind, item in events:
-        if kind == 0:
-            line = lines[item]
-            if line.ts_ms is None:
-                continue
-            key = (line.kind, line.reason, line.count)
-            turns = waiting_turns.get(key, [])
-            best: tuple[int, int, int] | None = None
-            for pos_, (ms, s, (skey, _index)) in _near(turns, line.ts_ms):
-                if line.session_id is not None and line.session_id != state.sessions[skey].session_id:
-                    continue
-                if best is None or (abs(ms - line.ts_ms), s) < best[:2]:
-                    best = (abs(ms - line.ts_ms), s, pos_)
-            if best is not None:
-                skey, index = turns.pop(best[2])[2]
-                pairs[(skey, index)] = item
-            else:
-                bisect.insort(waiting_lines.setdefault(key, []), (line.ts_ms, next(seq), item))
-        else:
-            skey, index = item
-            session = state.sessions[skey]
-            turn = session.turns[index]
-            assert turn.logged is not None
-            key = (turn.logged.kind, turn.logged.reason, turn.logged.count)
-            at = turn.logged.ts_ms or turn.ts_ms
-            if at is None:
-                continue
-            waiting = waiting_lines.get(key, [])
-            best = None
-            for pos_, (ms, s, i) in _near(waiting, at):
-                if lines[i].session_id is not None and lines[i].session_id != session.session_id:
-                    continue
-                if best is None or (abs(ms - at), s) < best[:2]:
-                    best = (abs(ms - at), s, pos_)
-            if best is not None:
-                pairs[item] = waiting.pop(best[2])[2]
-            else:
-                bisect.insort(waiting_turns.setdefault(key, []), (at, next(seq), item))
-    return pairs
-
-
-def _near(items: list[_T], ms: int) -> list[tuple[int, _T]]:
-    """(position, item) of the items (time-first tuples, sorted) within the attribution window of `ms`."""
-    lo = bisect.bisect_left(items, (ms - ATTRIBUTION_WINDOW_MS,))
-    out = []
-    for pos in range(lo, len(items)):
-        if items[pos][0] > ms + ATTRIBUTION_WINDOW_MS:
-            break
-        out.append((pos, items[pos]))
-    return out
-
-
-def _names_known_session(snap: EngineSnapshot, logical: str) -> bool:
+def _names_known_session(snap: EngineSnapshot, logical: str, reread: Reread) -> bool:
     """Whether the bytes appended to a session log since `snap` name (`sessionId`) a session it holds.
 
     Such a line counts as build-profile evidence only for a session that exists when the line is read
-    (`analysis.verdicts`): a cold read meets the log before the transcripts and never counts it, a resumed
-    read does. Until that order dependence is gone from the analysis, this history is read cold.
+    (`core.agents.senpi.continuity.records`): a cold read meets the log before the transcripts and never counts
+    it, a resumed read does. Until that order dependence is gone from the analysis, this history is read cold.
     """
     ids = {session.session_id for session in snap.state.sessions.values()}
     for stream in snap.streams:
@@ -663,13 +569,10 @@ def _names_known_session(snap: EngineSnapshot, logical: str) -> bool:
         for gen in stream.gens:
             if not gen.current:
                 continue  # a rotated generation never grows (Sources.restore_state refuses it)
-            try:
-                with open(gen.path, "rb") as fh:
-                    fh.seek(gen.line_start)
-                    lines = fh.read().split(b"\n")
-            except OSError:
+            data_after = reread.after(gen.path, gen.line_start)
+            if data_after is None:
                 return True
-            for data in lines:
+            for data in data_after.split(b"\n"):
                 if b'"sessionId"' not in data:
                     continue
                 obj = load_object(gen.path, 0, 0, data)

@@ -46,8 +46,8 @@ from typing import Any
 
 import xxhash
 
-from core.analysis.fingerprint import HashChain
 from core.engine import Engine, EngineSnapshot
+from core.kernel.hashing import HashChain
 
 __all__ = ["KEEP", "Index", "cache_dir", "code_digest"]
 
@@ -73,17 +73,26 @@ def cache_dir() -> Path:
     return base / "continuity-tui"
 
 
+#: sources that hold nothing an index saves: the senpi simulator (an independent oracle the demo and the
+#: tests run; editing it must not throw away users' indexes)
+NOT_DIGESTED = ("demo/sim/", "demo/simulate.py")
+
+
 @cache
 def code_digest() -> str:
     """SHA-256 of every `core/**/*.py` (path and bytes) and the Python version: any code change starts cold.
 
     Hashing the sources rather than trusting a version number is what makes a stale index impossible while the
-    analysis is being changed (a snapshot holds analyzer objects whose meaning is their code).
+    analysis is being changed (a snapshot holds analyzer objects whose meaning is their code). The simulator is
+    left out (`NOT_DIGESTED`): nothing it holds is in a snapshot.
     """
     root = Path(__file__).resolve().parent
     h = hashlib.sha256(sys.version.encode())
     for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(NOT_DIGESTED):
+            continue
+        h.update(relative.encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
 

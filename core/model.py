@@ -127,6 +127,17 @@ class Sidecar:
 
 
 @dataclass(slots=True)
+class EntryNode:
+    """What state remembers of one transcript entry: its place in the tree and where to re-read it."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    where: Where
+    turn_index: int | None = None
+
+
+@dataclass(slots=True)
 class AgentEvent:
     """One line of an agent event recording (`--mode json` output): capture/commit evidence."""
 
@@ -176,6 +187,13 @@ class CommitInfo:
     variant: str | None = None  # which hash rule judged it: verbatim | timing-stripped | projected
     capture_where: Where | None = None  # the recorded last message_update, for lazy re-read
     commit_where: Where | None = None
+    #: the outcome under every hash rule ({rule: clean | rewritten}; shared between turns, never mutated)
+    outcomes: dict[str, str] | None = None
+    #: where the diff came from: inferred | unknown | events-<capture kind>
+    diff_source: str | None = None
+    diff_truncated: int = 0  # changes beyond the diff's bound, not listed
+    conflict: str | None = None  # the transcript and the recording disagree: how
+    evidence_where: Where | None = None  # the binding marker / invalidation entry that decided it
 
 
 @dataclass(slots=True)
@@ -209,9 +227,17 @@ class Turn:
     fingerprints: dict[str, str] | None = None
     avoidable: bool | None = None
     payload_bytes_if_stable: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: the decision a build with a stable fingerprint would have taken (core.analysis.verdicts)
+    #: the decision a build with a stable fingerprint would have taken (senpi's replay)
     counterfactual: Decision | None = None
+    #: how the prompt was serialized, when the payload analysis knows: flatten (the whole history) | delta
+    serializer: str | None = None
+    #: the figures a prompt-cache verdict rests on (`core.kernel.cache_verdict`), for agents judged by the cache
+    cache: dict[str, Any] | None = None
+    #: the session this call was copied from (a branched or resumed session file repeats its parent's calls)
+    copied_from: str | None = None
+    #: what the call's own agent knows of it beyond these fields: that agent's typed record (its `turn_extras`
+    #: put the parts a report shows into `turns[]`)
+    facts: Any = None
 
     @property
     def kind(self) -> str | None:

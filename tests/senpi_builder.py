@@ -2,7 +2,7 @@
 
 Each builder writes exactly what senpi writes (senpi-formats §6, §8): entries chained by `parentId`, the
 continuity diagnostic on every assistant, markers / invalidations just before the assistant entry. Hashes
-for sidecars come from `core.analysis.fingerprint`, whose vectors `test_canonical.py` pins to Node's.
+for sidecars come from `core.agents.senpi.fingerprint` and `core.kernel.hashing`, whose vectors `test_canonical.py` pins to Node's.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.analysis.fingerprint import TIMING_STRIPPED, assistant_content_hash, prefix_digest, sent_message_hash
+from core.agents import agent_of, sniff
+from core.agents.senpi.fingerprint import TIMING_STRIPPED, assistant_content_hash, sent_message_hash
 from core.engine import Engine
-from core.formats import sniff
 from core.formats.base import load_object
+from core.kernel.hashing import prefix_digest
 from core.model import Problem
 from core.state import SessionState, State
 from core.timeutil import iso_ms, parse_iso_ms
@@ -217,7 +218,7 @@ def feed(state: State, path: Path) -> None:
                     adapter = sniff(str(path), obj)
             if adapter is not None and data.strip():
                 for record in adapter.parse(str(path), lineno, offset, data):
-                    state.apply(record)
+                    state.apply(record, agent_of(adapter))
             offset += len(raw)
 
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import orjson
 
+from core.agents import sniff
+from core.agents.claude_code.format import ClaudeCodeAdapter, ClaudeLine
 from core.engine import Engine
-from core.formats import sniff
-from core.formats.claude_code import ClaudeCodeAdapter, ClaudeLine
+from core.kernel.directives import DirectiveLedger
 from core.model import Problem
 from core.report import build_report
 from core.timeutil import iso_ms
@@ -151,10 +152,10 @@ def test_calls_grouped_judged_and_sub_agents_attached(tmp_path: Path) -> None:
     assert engine.stats[str(agent_path)].format == "claude-code"
     assert list(engine.state.sessions) == [str(main_path)]  # the sub-agent file joined its parent session
     session = engine.state.sessions[str(main_path)]
-    assert session.session_id == SID and session.cwd == CWD and session.extra["agent"] == "claude-code"
-    assert session.extra["profile"]["id"] == "claude-code" and list(session.analyzers) == ["directives"]
-    main = [t for t in session.turns if t.extra["thread"] == "main"]
-    sub = [t for t in session.turns if t.extra["thread"] != "main"]
+    assert session.session_id == SID and session.cwd == CWD and session.agent.name == "claude-code"
+    assert session.profile["id"] == "claude-code" and list(session.analyzers) == [DirectiveLedger]
+    main = [t for t in session.turns if t.facts.thread == "main"]
+    sub = [t for t in session.turns if t.facts.thread != "main"]
     assert [t.entry_id for t in main] == ["msg_1", "msg_2", "msg_3", "msg_4", "msg_5", "msg_6"]
     assert [t.entry_id for t in sub] == ["msg_s1", "msg_s2"]  # the replayed msg_1 is not counted again
     assert len(session.turns) == 8 and [t.index for t in session.turns] == list(range(8))
@@ -168,25 +169,25 @@ def test_calls_grouped_judged_and_sub_agents_attached(tmp_path: Path) -> None:
     first, second, expired, rewritten, compacted, _ = main
     # two lines, one call: the final usage is kept, tokens counted once
     assert first.tokens == {"input": 10, "cache_read": 0, "cache_write": 9_907, "output": 120}
-    assert first.extra["lines"] == 2 and first.stop_reason == "end_turn"
+    assert first.facts.lines == 2 and first.stop_reason == "end_turn"
     assert first.fingerprints and len(first.fingerprints["stable_xxh3"]) == 16
     # the evidence that tells a TTL expiry (70 min > the 1 h lifetime) from a rewrite (1 min later)
-    ev = expired.extra["cache"]
+    ev = expired.cache
     assert ev["ttl_ms"] == 3_600_000 and ev["gap_ms"] == 70 * 60_000 + 3_000
     assert (ev["prev_prompt"], ev["cache_read"], ev["cache_write"]) == (10_317, 3_000, 7_500)
-    assert rewritten.extra["cache"]["gap_ms"] < 3_600_000
-    assert compacted.extra["cache"]["compaction"]["pre_tokens"] == 11_010
+    assert rewritten.cache["gap_ms"] < 3_600_000
+    assert compacted.cache["compaction"]["pre_tokens"] == 11_010
     assert second.logged.count == 1 and second.logged.source == "cache" and compacted.logged.source == "transcript"
     # directives: the reminder in the tool result rides along in every later call until the compaction
     assert second.directives == {"system-reminder": {"copies": 1, "bytes": len(REMINDER)}}
     assert expired.directives == {"system-reminder": {"copies": 2, "bytes": 2 * len(REMINDER)}}
     assert compacted.directives is None
-    ledger = session.analyzer("directives")
+    ledger = session.analyzer(DirectiveLedger)
     assert ledger is not None and ledger.injections == {"system-reminder": 2}
     # payload sizes: the conversation's content grows, new bytes are what the previous prompt did not hold
     assert second.payload_bytes_raw > first.payload_bytes_raw
     assert second.payload_history_bytes == first.payload_bytes_raw
-    assert session.extra["api_errors"] == 1 and session.extra["replayed_copies"] == 1
+    assert session.facts.api_errors == 1 and session.facts.replayed_copies == 1
     problems = [p for p in engine.state.problems if p.path == str(main_path)]
     assert len(problems) == 1 and "invalid JSON" in problems[0].error
     assert engine.stats[str(main_path)].bad_lines == 1
@@ -244,6 +245,6 @@ def test_agent_progress_lines_count_sub_agent_calls_once(tmp_path: Path) -> None
     engine = Engine([projects])
     engine.drain()
     session = engine.state.sessions[str(main_path)]
-    agent_calls = [t.entry_id for t in session.turns if t.extra["thread"] == "agent:a7b1cd4e"]
+    agent_calls = [t.entry_id for t in session.turns if t.facts.thread == "agent:a7b1cd4e"]
     assert sorted(agent_calls) == ["msg_p1", "msg_s1", "msg_s2"]
     assert len(session.turns) == 9

@@ -10,10 +10,10 @@ from typing import Any
 
 import orjson
 
-from core.analysis.mux_rules import capture_vs_commit, mux_usage, replay_facts
+from core.agents import sniff
+from core.agents.mux.formats.chat import merge_parts
+from core.agents.mux.rules import capture_vs_commit, mux_usage, replay_facts
 from core.engine import Engine
-from core.formats import sniff
-from core.formats.mux_chat import merge_parts
 from core.report import build_report
 
 T0 = 1_700_000_000_000
@@ -149,7 +149,7 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     engine = Engine([sessions])
     engine.drain()
     assert engine.stats[key].format == "mux-chat"
-    assert engine.state.sessions[key].session_id == WS and engine.state.sessions[key].extra["profile"]["id"] == "mux"
+    assert engine.state.sessions[key].session_id == WS and engine.state.sessions[key].profile["id"] == "mux"
     assert turn_kinds(engine, key) == [("bootstrap", "first_call"), ("delta", "cache_hit"), (None, None)]
     assert engine.state.sessions[key].turns[2].why == "stream in progress (placeholder row)"
 
@@ -177,8 +177,8 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     assert done.commit is not None and done.commit.outcome == "rewritten" and done.commit.source == "events"
     assert [c.path for c in done.commit.diff] == [".content[1].providerExecuted"] and done.commit.klass == "semantic"
     # the audit: reasoning after a demoted web_search without the receipt
-    assert done.extra["audit"]["thinking_replay"] == "receipt_missing"
-    assert session.extra["mux_audit"] == {"receipt_missing": 1}
+    assert done.facts.audit["thinking_replay"] == "receipt_missing"
+    assert session.facts.audit == {"receipt_missing": 1}
     audit_problems = [p for p in engine.state.problems if p.error.startswith("mux audit")]
     assert len(audit_problems) == 1 and "signature 400" in audit_problems[0].error
     # rewrites and partial.json versions are how mux writes: not problems
@@ -204,7 +204,7 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     session = engine.state.sessions[key]
     assert turn_kinds(engine, key)[3:] == [("delta", "cache_hit"), ("compaction", "compaction_summary"),
                                            ("bootstrap", "after_compaction")]  # fmt: skip
-    assert [t.extra["audit"]["thinking_replay"] for t in session.turns] == [
+    assert [t.facts.audit["thinking_replay"] for t in session.turns] == [
         "ok", "ok", "receipt_missing", "ok", "ok", "strip_without_need"]  # fmt: skip
     bad = [p for p in engine.state.problems if p.path == key and not p.error.startswith("mux audit")]
     assert len(bad) == 1 and "invalid JSON" in bad[0].error and engine.stats[key].bad_lines == 1
@@ -219,10 +219,10 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     append(chat, [user(11, "different question"), assistant(12, [text("sure")], total=500, read=300, write=190)])
     engine.drain()
     session = engine.state.sessions[key]
-    assert [t.extra["history_sequence"] for t in session.turns] == [1, 3, 5, 7, 8, 12]
+    assert [t.facts.history_sequence for t in session.turns] == [1, 3, 5, 7, 8, 12]
     assert [t.index for t in session.turns] == list(range(6))
     assert (session.turns[-1].logged.kind, session.turns[-1].logged.reason) == ("fork", "history_edited")
-    assert session.extra["mux_audit"] == {"receipt_missing": 1}
+    assert session.facts.audit == {"receipt_missing": 1}
 
 
 def test_side_files_are_recognised_not_reported(tmp_path: Path) -> None:

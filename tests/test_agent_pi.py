@@ -7,10 +7,13 @@ from typing import Any
 
 import orjson
 
+from core.agents import sniff
+from core.agents.pi.format import PiSessionAdapter, is_pi_header
+from core.agents.pi.turns import PiSessionTurns
+from core.agents.shared.pi_family.context import ProviderContext
 from core.engine import Engine
-from core.formats import sniff
-from core.formats.pi_session import PiSessionAdapter, is_pi_header
 from core.kernel.cache_verdict import CallUsage, judge
+from core.kernel.directives import DirectiveLedger
 from core.model import TranscriptEntry
 from core.timeutil import iso_ms
 
@@ -139,7 +142,7 @@ def test_v3_session_verdicts_branch_fork_compaction_and_bad_lines(tmp_path: Path
     ])  # fmt: skip
     engine = drain(root)
     session = engine.state.sessions[str(path)]
-    assert engine.stats[str(path)].format == "pi-transcript" and session.extra["agent"] == "pi"
+    assert engine.stats[str(path)].format == "pi-transcript" and session.agent.name == "pi"
     assert kinds(engine) == [
         ("bootstrap", "first_call"), ("delta", "cache_hit"), ("re-send", "cache_expired"), ("fork", "branch"),
         ("re-send", "prefix_rewritten"), ("compaction", "compaction_entry"), (None, None), ("delta", "cache_hit"),
@@ -147,8 +150,8 @@ def test_v3_session_verdicts_branch_fork_compaction_and_bad_lines(tmp_path: Path
     turns = session.turns
     assert turns[1].tokens == {"input": 10, "cache_read": 20_000, "cache_write": 600, "output": 100}
     assert turns[1].logged.source == "cache" and turns[3].logged.source == "transcript"
-    assert turns[2].extra["cache"]["gap_ms"] == 7 * m + 1_000 and turns[2].extra["cache"]["prev_prompt"] == 20_610
-    assert turns[3].extra["cache"]["cache_kind"] == "delta"  # the fork still read the shared prefix from cache
+    assert turns[2].cache["gap_ms"] == 7 * m + 1_000 and turns[2].cache["prev_prompt"] == 20_610
+    assert turns[3].cache["cache_kind"] == "delta"  # the fork still read the shared prefix from cache
     assert turns[1].logged.count == 1  # the new prompt (the previous reply is not counted, as in senpi)
     assert turns[0].logged.count == 1
     # what each call re-sent, counted from the context: the reminder rides along until the compaction drops it
@@ -156,7 +159,11 @@ def test_v3_session_verdicts_branch_fork_compaction_and_bad_lines(tmp_path: Path
     assert turns[5].directives is None and turns[5].payload_bytes_raw > 0
     assert turns[1].payload_history_bytes == turns[0].payload_bytes_raw
     assert turns[3].payload_new_bytes == turns[3].payload_bytes_raw  # the fork's context was recounted
-    assert session.extra["profile"]["id"] == "pi" and set(session.analyzers) == {"context", "directives", "pi_turns"}
+    assert session.profile["id"] == "pi" and list(session.analyzers) == [
+        ProviderContext,
+        DirectiveLedger,
+        PiSessionTurns,
+    ]
     problems = [p for p in engine.state.problems if p.path == str(path)]
     assert len(problems) == 1 and problems[0].line == 9 and "invalid JSON" in problems[0].error
     assert engine.stats[str(path)].bad_lines == 1
@@ -198,9 +205,9 @@ def test_branched_session_copies_are_not_counted_again(tmp_path: Path) -> None:
     ])  # fmt: skip
     engine = drain(root)
     child_turns = engine.state.sessions[str(child)].turns
-    assert child_turns[0].logged is None and child_turns[0].extra["copied_from"] == str(parent)
+    assert child_turns[0].logged is None and child_turns[0].copied_from == str(parent)
     assert (child_turns[1].logged.kind, child_turns[1].logged.reason) == ("fork", "branched_session")
-    assert child_turns[1].extra["cache"]["cache_reason"] == "cache_expired"  # an hour after the copied call
+    assert child_turns[1].cache["cache_reason"] == "cache_expired"  # an hour after the copied call
 
 
 def test_senpi_resident_turns_keep_their_own_diagnostic(tmp_path: Path) -> None:
@@ -215,7 +222,7 @@ def test_senpi_resident_turns_keep_their_own_diagnostic(tmp_path: Path) -> None:
                  user("u2", "a1", T0 + 11_000), other_lane])  # fmt: skip
     engine = drain(root)
     assert engine.stats[str(path)].format == "senpi-transcript"
-    assert engine.state.sessions[str(path)].extra["agent"] == "senpi"
+    assert engine.state.sessions[str(path)].agent.name == "senpi"
     turns = engine.state.sessions[str(path)].turns
     assert (turns[0].logged.kind, turns[0].logged.source) == ("bootstrap", "diagnostic")
     assert (turns[1].logged.kind, turns[1].logged.source) == ("delta", "cache")

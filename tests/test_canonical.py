@@ -10,22 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from core.analysis.fingerprint import (
+from core.agents.senpi.fingerprint import (
     PROJECTED,
     TIMING_STRIPPED,
     VERBATIM,
-    HashChain,
     assistant_content_hash,
-    chain_digest,
-    chain_extend,
-    chain_prefix_len,
     fingerprints,
-    prefix_digest,
     sent_message_hash,
-    stable_xxh3,
 )
 from core.kernel.canonical import UNDEFINED, canonical_json, digest, js_number, js_string
 from core.kernel.collation import collation_key, locale_compare
+from core.kernel.hashing import HashChain, chain_digest, chain_extend, chain_prefix_len, prefix_digest, stable_xxh3
 
 # Node-computed vectors (the team's shared fixture, copied into the repo so the tests never skip)
 VECTORS = Path(__file__).resolve().parent / "data" / "senpi-digest-vectors.json"
@@ -130,7 +125,7 @@ def test_reference_assistant_vectors(content: list, provider: str | None, rule: 
 
 
 def test_reference_assistant_canonical_text() -> None:
-    from core.analysis.fingerprint import hashed_fields
+    from core.agents.senpi.fingerprint import hashed_fields
 
     message = {**BASE, "provider": SUB, "content": [THINK, HI]}
     assert canonical_json(hashed_fields(message, PROJECTED)) == (
@@ -144,7 +139,7 @@ def test_undefined_and_missing_fields() -> None:
     assert canonical_json([UNDEFINED, None]) == "[null,null]"
     # a message without `api`: senpi reads undefined, which the digest drops
     msg = {"role": "assistant", "provider": "p", "model": "m", "content": []}
-    assert canonical_json(__import__("core.analysis.fingerprint", fromlist=["x"]).hashed_fields(msg)) == (
+    assert canonical_json(__import__("core.agents.senpi.fingerprint", fromlist=["x"]).hashed_fields(msg)) == (
         '{"content":[],"model":"m","provider":"p","role":"assistant"}'
     )
     with pytest.raises(ValueError):

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from core.analysis.commit import load_capture_commit, strip_timing
-from core.analysis.profile import profile_of
-from core.formats.agent_events import AgentEventsAdapter
+from core.agents.senpi.commit import strip_timing
+from core.agents.senpi.drilldown import load_capture_commit
+from core.agents.senpi.formats.events import AgentEventsAdapter
+from core.agents.senpi.profiles import profile_of
 from core.model import AgentEvent
+from core.sources.reread import FileReread
 from core.state import State
 from tests.senpi_builder import Recording, Transcript, decisions, feed, only_session, run, text, thinking, tool_call
 
@@ -41,7 +43,7 @@ def _check_recorded(state: State) -> None:
     ]
     assert first.capture_where is not None and first.commit_where is not None
     assert first.capture_where.path.endswith(".jsonl") and "events" in first.capture_where.path
-    assert session.turns[0].extra["commit_outcomes"] == {
+    assert session.turns[0].commit.outcomes == {
         "verbatim": "rewritten", "timing-stripped": "clean", "projected": "clean"
     }  # fmt: skip
     second = session.turns[1]
@@ -59,7 +61,7 @@ def test_recording_read_before_the_transcript(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     transcript = t.write(agent)
     recording = rec.write(agent / "events" / f"{t.session_id}.jsonl")
-    state = State()
+    state = State(FileReread())
     feed(state, recording)
     feed(state, transcript)
     _check_recorded(state)
@@ -70,7 +72,7 @@ def test_recording_read_after_the_transcript(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     transcript = t.write(agent)
     recording = rec.write(agent / "events" / f"{t.session_id}.jsonl")
-    state = State()
+    state = State(FileReread())
     feed(state, transcript)
     session = only_session(state)
     assert session.turns[0].commit.source == "inferred"  # until the recording arrives
@@ -100,7 +102,7 @@ def test_a_semantic_rewrite_is_not_avoidable(tmp_path: Path) -> None:
     rec = Recording(session_id=t.session_id)
     rec.assistant(t.messages[1], {**t.messages[1], "content": [text("the answer")]})
     agent = tmp_path / "agent"
-    state = State()
+    state = State(FileReread())
     feed(state, t.write(agent))
     feed(state, rec.write(agent / "events" / "run.jsonl"))
     session = only_session(state)
@@ -120,12 +122,12 @@ def test_a_result_only_turn_commits_clean(tmp_path: Path) -> None:
     rec = Recording(session_id=t.session_id)
     rec.assistant(t.messages[0], None)  # no message_update at all
     agent = tmp_path / "agent"
-    state = State()
+    state = State(FileReread())
     feed(state, t.write(agent))
     feed(state, rec.write(agent / "events" / "run.jsonl"))
     commit = only_session(state).turns[0].commit
     assert (commit.outcome, commit.source, commit.diff) == ("clean", "events", [])
-    sides = load_capture_commit(only_session(state).turns[0])
+    sides = load_capture_commit(only_session(state).turns[0], None, FileReread())
     assert sides.capture is None and sides.commit is not None and "result-only" in sides.note
 
 
@@ -135,15 +137,15 @@ def test_a_delta_only_recording_is_reconstructed(tmp_path: Path) -> None:
     for msg in t.messages:
         rec.assistant(msg, strip_timing(msg), delta_only=True)
     agent = tmp_path / "agent"
-    state = State()
+    state = State(FileReread())
     feed(state, rec.write(agent / "events" / "run.jsonl"))
     feed(state, t.write(agent))
     session = only_session(state)
     first = session.turns[0]
-    assert first.extra["commit_diff_source"] == "events-reconstructed"
+    assert first.commit.diff_source == "events-reconstructed"
     assert (first.commit.outcome, first.commit.klass) == ("rewritten", "volatile-only")
     assert [c.path for c in first.commit.diff] == [".content[0].startedAt", ".content[0].endedAt"]
-    sides = load_capture_commit(first, session)
+    sides = load_capture_commit(first, session, FileReread())
     assert sides.capture is not None and "startedAt" not in sides.capture["content"][0]
     assert sides.capture["content"][0]["thinkingSignature"] == "sig"  # not on the wire: taken from the commit
     assert sides.commit["content"][0]["startedAt"] == t.messages[0]["content"][0]["startedAt"]
@@ -153,13 +155,13 @@ def test_load_capture_commit_recorded_and_inferred(tmp_path: Path) -> None:
     t, rec = _thinking_session()
     agent = tmp_path / "agent"
     transcript = t.write(agent)
-    state = State()
+    state = State(FileReread())
     feed(state, transcript)
-    inferred = load_capture_commit(only_session(state).turns[0])
+    inferred = load_capture_commit(only_session(state).turns[0], None, FileReread())
     assert inferred.note.startswith("inferred")
     assert "startedAt" not in inferred.capture["content"][0] and "startedAt" in inferred.commit["content"][0]
     feed(state, rec.write(agent / "events" / "run.jsonl"))
-    recorded = load_capture_commit(only_session(state).turns[0])
+    recorded = load_capture_commit(only_session(state).turns[0], None, FileReread())
     assert recorded.note.startswith("recorded")
     assert recorded.capture["content"][0] == strip_timing(t.messages[0])["content"][0]
 
@@ -178,7 +180,7 @@ def test_the_next_logged_decision_tells_the_hash_rule(tmp_path: Path, next_logge
     t.assistant([text("fixed")], *next_logged)
     session = only_session(run([t.write(tmp_path / "agent")]))
     assert profile_of(session).hash_rule == rule
-    assert "agree with the " + rule in session.extra["profile"]["why"]
+    assert "agree with the " + rule in session.profile["why"]
     assert session.turns[0].commit.outcome == ("rewritten" if rule == "verbatim" else "clean")
     assert session.turns[1].agreement is True
 
@@ -208,7 +210,7 @@ def test_identical_answers_are_told_apart_by_their_call_time(tmp_path: Path) -> 
     rec.assistant(t.messages[1], {**t.messages[1], "content": [text("okay")]})  # recorded out of order
     rec.assistant(t.messages[0], t.messages[0])
     agent = tmp_path / "agent"
-    state = State()
+    state = State(FileReread())
     feed(state, rec.write(agent / "events" / "run.jsonl"))
     feed(state, t.write(agent))
     first, second = only_session(state).turns

@@ -55,7 +55,7 @@ def _check(state: State, manifest: dict[str, Any]) -> dict[str, int]:
             seen["avoidable"] += bool(turn.avoidable)
         if truth.get("sidecar"):
             seen["sidecars"] += 1
-            verdict = session.extra["sidecar_verdict"]
+            verdict = session.facts.sidecar_verdict
             assert verdict["checks"].get("sentPrefixHash") is not False, verdict
     return seen
 

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.analysis.dedupe import (
+from core.agents.senpi.payload.dedupe import (
     KEEP_IDENTICAL_PREVIOUS,
     KEEP_LAST,
-    MARKER_TEXT,
     PLACEHOLDER_REPEATED,
     PLACEHOLDER_SUPERSEDED,
-    keep_first_identical,
-    keep_first_step,
-    marker,
     senpi_dedupe,
 )
-from core.analysis.serialize import ANCHOR, ENVELOPE_CLOSE, ENVELOPE_OPEN, payload_bytes
+from core.agents.senpi.payload.serialize import ANCHOR, ENVELOPE_CLOSE, ENVELOPE_OPEN
+from core.kernel.dedupe import MARKER_TEXT, keep_first_identical, keep_first_step, marker, payload_bytes
 from core.kernel.directives import scan_text
 
 A = "<ultrawork-mode>\nA body\n</ultrawork-mode>"

@@ -9,16 +9,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.analysis.dedupe import KEEP_LAST, keep_first_identical, marker, senpi_dedupe, simulate_all
-from core.analysis.serialize import (
+from core.agents.senpi.payload.dedupe import KEEP_LAST, senpi_dedupe, simulate_all
+from core.agents.senpi.payload.serialize import (
     ENVELOPE_CLOSE,
     RULES_OLD,
     ToolNamer,
     blocks_text,
     delta_blocks,
     flatten_blocks,
-    utf8_len,
 )
+from core.kernel.dedupe import keep_first_identical, marker, utf8_len
 from core.kernel.directives import KNOWN_TAGS, DirectiveLedger, composition, scan_text, ultrawork_depth
 from tests.payload_support import Transcript, ingest, only_session, text
 
@@ -156,7 +156,7 @@ def ledger_of(tmp_path: Path, build: Any) -> tuple[Any, DirectiveLedger]:
     transcript = Transcript(tmp_path)
     build(transcript)
     session = only_session(ingest(transcript.write()))
-    ledger = session.analyzers["directives"]
+    ledger = session.analyzer(DirectiveLedger)
     assert isinstance(ledger, DirectiveLedger)
     return session, ledger
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from core.formats import sniff
-from core.formats.senpi_log import CompactionLogAdapter, SessionLogAdapter
-from core.formats.senpi_sidecar import SidecarAdapter
-from core.formats.senpi_transcript import TranscriptAdapter
+from core.agents import sniff
+from core.agents.senpi.formats.logs import CompactionLogAdapter, SessionLogAdapter
+from core.agents.senpi.formats.sidecar import SidecarAdapter
+from core.agents.shared.pi_family.transcript import TranscriptAdapter
 from core.model import CloseLine, ContinuityLine, LogEvent, Problem, SessionHeader, TranscriptEntry
 
 LOG = "/a/logs/session.log"

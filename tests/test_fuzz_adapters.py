@@ -36,10 +36,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core.formats
+from core.agents import ADAPTERS
+from core.agents.senpi.formats.logs import COMPACTION_EVENTS
 from core.engine import Engine, SourceStat
-from core.formats import ADAPTERS
 from core.formats.base import MAX_DEPTH, MAX_LINE_BYTES
-from core.formats.senpi_log import COMPACTION_EVENTS
 from core.model import CLOSE_EVENT, CONTINUITY_EVENT, Problem, Record, Where
 
 
@@ -590,13 +590,13 @@ class Recorder:
         self._apply = engine.state.apply
         engine.state.apply = self  # type: ignore[method-assign]
 
-    def __call__(self, record: Any) -> None:
+    def __call__(self, record: Any, agent: Any) -> None:
         try:
             snapshot = copy.deepcopy(record)
         except RecursionError:  # valid JSON can nest deeper than deepcopy recurses; top-level fields still count
             snapshot = copy.copy(record)
         self.records.append(snapshot)
-        self._apply(record)
+        self._apply(record, agent)
 
 
 def expected_records(adapter: Any, path: str, lines: list[bytes]) -> tuple[list[Any], int]:

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from core import index as index_mod
-from core.engine import Engine, _cold_pairs
+from core.engine import Engine
 from core.index import Index
+from core.state.attribution import cold_pairs
 from tests.report_helpers import SESSION_ID, Transcript, log_line, write_agent
 from tui.cli import main
 
@@ -361,7 +362,7 @@ def _pairs(engine: Engine) -> dict[tuple[str, int], int]:
 @pytest.mark.parametrize("chunk", [64 << 20, 20_000, 4_096, 700])
 @pytest.mark.parametrize("which", ["demo", "agent", "crowded"])
 def test_the_cold_replay_pairs_as_a_cold_drain_does(tmp_path: Path, chunk: int, which: str) -> None:
-    """`resumed_in_order` trusts `_cold_pairs` to know how a cold drain pairs log lines with decisions: check
+    """`resumed_in_order` trusts `cold_pairs` to know how a cold drain pairs log lines with decisions: check
     it against real cold drains, in one poll and in polls small enough to cut every file (the round-robin
     resumes a cut file after the others), on data where the pairing is ambiguous (`crowded`: two sessions
     with the same decisions at the same times, no session ids on the log lines)."""
@@ -379,7 +380,7 @@ def test_the_cold_replay_pairs_as_a_cold_drain_does(tmp_path: Path, chunk: int, 
         engine.read_all(chunk)
         pairs = _pairs(engine)
         assert pairs, "nothing paired: the check would be vacuous"
-        assert _cold_pairs(engine.state, engine.sources.layout(), chunk) == pairs
+        assert cold_pairs(engine.state, engine.sources.layout(), chunk) == pairs
     finally:
         engine.close()
 

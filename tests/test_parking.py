@@ -20,10 +20,16 @@ from report_helpers import write_agent
 
 import core.demo
 import core.index  # registers how the index pickles hash chains and running hashes
-from core.analysis.commit import load_capture_commit
-from core.analysis.payload import rebuild_turn, simulate_turn
+from core.agents.senpi.continuity.replay import VerdictReplay
+from core.agents.senpi.drilldown import load_capture_commit
+from core.agents.senpi.payload.analyzer import PayloadAnalyzer
+from core.agents.senpi.payload.rebuild import rebuild_turn, simulate_turn
+from core.agents.shared.pi_family.context import ProviderContext
 from core.engine import READ_CHUNK, Engine
 from core.report import build_report, render_bytes
+from core.sources.reread import FileReread
+
+READ = FileReread()  # the re-read port the engine hands the analyses
 
 DEMO = Path(core.demo.__file__).parent / "data"
 
@@ -74,13 +80,13 @@ def test_parking_drops_the_incremental_state() -> None:
     for session in engine.state.sessions.values():
         if session.parked is None:
             continue
-        payload = session.analyzers.get("payload")
+        payload = session.analyzer(PayloadAnalyzer)
         if payload is not None:
             assert payload.lanes == {} and not payload.completed and not payload._pending  # type: ignore[attr-defined]
-        verdicts = session.analyzers.get("verdicts")
+        verdicts = session.analyzer(VerdictReplay)
         if verdicts is not None:
             assert len(verdicts.marks) <= 1  # type: ignore[attr-defined]
-        context = session.analyzers.get("context")
+        context = session.analyzer(ProviderContext)
         if context is not None:
             assert context.items == []  # type: ignore[attr-defined]
 
@@ -93,10 +99,10 @@ def test_the_drill_down_reads_the_same_parked() -> None:
     for key, session in parked.state.sessions.items():
         other = cold.state.sessions[key]
         for turn, twin in zip(session.turns, other.turns, strict=True):
-            assert load_capture_commit(turn, session) == load_capture_commit(twin, other)
-            a, b = rebuild_turn(session, turn.index), rebuild_turn(other, twin.index)
+            assert load_capture_commit(turn, session, READ) == load_capture_commit(twin, other, READ)
+            a, b = rebuild_turn(session, turn.index, READ), rebuild_turn(other, twin.index, READ)
             assert (a.blocks_raw if a else None) == (b.blocks_raw if b else None)
-            assert simulate_turn(session, turn.index) == simulate_turn(other, twin.index)
+            assert simulate_turn(session, turn.index, READ) == simulate_turn(other, twin.index, READ)
             compared += 1
     assert compared > 10
 
@@ -216,6 +222,6 @@ def test_a_sidecar_read_after_parking_is_judged_as_before(tmp_path: Path) -> Non
         (held / f"{i}.json").rename(path)
     parked.read_all()
     live.read_all()
-    verdicts = [s.extra.get("sidecar_verdict") for s in parked.state.sessions.values() if s.parked is not None]
+    verdicts = [s.facts.sidecar_verdict for s in parked.state.sessions.values() if s.parked is not None]
     assert any(verdicts)
     assert _report(parked) == _report(live)

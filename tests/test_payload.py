@@ -11,19 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.analysis.context import is_transmitted
-from core.analysis.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST, PLACEHOLDER_SUPERSEDED, senpi_dedupe
-from core.analysis.payload import (
-    PayloadAnalyzer,
-    context_before,
-    counterfactual_bytes,
-    directives_section,
-    largest_payload,
-    prompt_tokens,
-    rebuild_turn,
-    simulate_turn,
-)
-from core.analysis.serialize import (
+from core.agents.senpi.payload.analyzer import PayloadAnalyzer
+from core.agents.senpi.payload.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST, PLACEHOLDER_SUPERSEDED, senpi_dedupe
+from core.agents.senpi.payload.rebuild import context_before, rebuild_turn, simulate_turn
+from core.agents.senpi.payload.rules import prompt_tokens, stable_bytes
+from core.agents.senpi.payload.serialize import (
     ANCHOR,
     RULES_NEW,
     RULES_OLD,
@@ -34,14 +26,18 @@ from core.analysis.serialize import (
     flatten_blocks,
     fold_context,
     open_tool_calls,
-    payload_bytes,
     present_messages,
     tool_watch_note,
-    utf8_len,
 )
+from core.agents.shared.pi_family.context import is_transmitted
 from core.demo.sim.generator import generate
+from core.kernel.dedupe import payload_bytes, utf8_len
 from core.kernel.directives import DirectiveLedger
+from core.report import sections
+from core.sources.reread import FileReread
 from tests.payload_support import Transcript, ingest, only_session, text
+
+READ = FileReread()  # the re-read port the engine hands the analyses
 
 ULTRAWORK_BYTES = 24_871
 FLATTEN_KINDS = ("bootstrap", "flatten", "disabled")
@@ -128,12 +124,12 @@ class Conversation:
 
 
 def assert_matches_reference(conv: Conversation, session: Any) -> None:
-    assert session.extra.get("payload_mismatches", []) == []
+    assert session.facts.payload_mismatches == []
     assert len(session.turns) == len(conv.expected)
     for turn, (serializer, sent, raw) in zip(session.turns, conv.expected, strict=True):
-        assert turn.extra["payload"]["serializer"] == serializer, turn.index
+        assert turn.facts.serializer == serializer, turn.index
         assert (turn.payload_bytes, turn.payload_bytes_raw) == (sent, raw), turn.index
-        rebuilt = rebuild_turn(session, turn.index)
+        rebuilt = rebuild_turn(session, turn.index, READ)
         assert rebuilt is not None
         assert (rebuilt.bytes, rebuilt.bytes_raw) == (sent, raw), turn.index
         assert turn.payload_history_bytes is not None and turn.payload_new_bytes is not None
@@ -165,20 +161,21 @@ def test_ultrawork_prompts_n_copies_and_keep_first_leaves_one(tmp_path: Path) ->
         t.assistant(text(replies[n - 1]), kind="bootstrap" if n == 1 else "flatten", count=n, payload_bytes=sent,
                     collapsed=n - 1, reason="assistant_rewritten")  # fmt: skip
     session = only_session(ingest(t.write()))
-    assert session.extra["payload_mismatches"] == []
-    assert session.extra["payload_checked"] == len(prompts)
+    assert session.facts.payload_mismatches == []
+    assert session.facts.payload_checked == len(prompts)
     for n, turn in enumerate(session.turns, start=1):
         assert turn.payload_bytes == logged[n - 1]
         assert turn.directives == {"ultrawork-mode": {"copies": n, "bytes": n * ULTRAWORK_BYTES}}
-        keep_first = turn.extra["payload"]["keep_first"]
+        keep_first = turn.facts.keep_first
         assert (keep_first["kept"], keep_first["markers"]) == (1, n - 1)
-        assert turn.extra["payload"]["collapsed"] == n - 1
-    ledger = session.analyzers["directives"]
+        assert turn.facts.collapsed == n - 1
+    ledger = session.analyzer(DirectiveLedger)
     assert isinstance(ledger, DirectiveLedger)
     assert ledger.injections == {"ultrawork-mode": len(prompts)}
     assert ledger.tags["ultrawork-mode"].bytes_per_copy == ULTRAWORK_BYTES
-    # the largest payload and both simulations on it
-    section = directives_section([session])
+    # the report's section: the largest payload and every dedupe simulated on it
+    section = sections.directives([(session, session.turns)])
+    assert section is not None
     assert section["largest_payload"]["index"] == len(prompts) - 1
     n = len(prompts)
     assert section["tags"]["ultrawork-mode"] == {
@@ -245,9 +242,9 @@ def test_every_turn_matches_a_full_rebuild_on_a_rich_transcript(tmp_path: Path) 
     conv.call(text("Done."), kind="delta", count=1)
     session = conv.run()
     assert_matches_reference(conv, session)
-    assert session.extra["payload_checked"] == 3
+    assert session.facts.payload_checked == 3
     # the custom tool's name comes out as an MCP tool in the rebuilt blocks
-    rebuilt = rebuild_turn(session, 3)
+    rebuilt = rebuild_turn(session, 3, READ)
     assert rebuilt is not None
     assert any("mcp__custom-tools__repoSearch" in b.get("text", "") for b in rebuilt.blocks)
     assert [b["type"] for b in rebuilt.blocks[-2:]] == ["image", "text"]
@@ -284,9 +281,9 @@ def test_newer_build_rules_are_picked_by_the_logged_bytes(tmp_path: Path) -> Non
         conv.call(text("ok"), kind="delta", count=1)
     session = conv.run()
     assert_matches_reference(conv, session)
-    assert session.extra["payload_profile"] == "2026.10.10-10"
-    assert session.turns[-2].extra["payload"]["collapsed"] == 1  # A, A → the second A; B, A kept
-    rebuilt = rebuild_turn(session, len(session.turns) - 1)
+    assert session.facts.payload_profile == "2026.10.10-10"
+    assert session.turns[-2].facts.collapsed == 1  # A, A → the second A; B, A kept
+    rebuilt = rebuild_turn(session, len(session.turns) - 1, READ)
     assert rebuilt is not None
     assert rebuilt.blocks == [{"type": "text", "text": "Tool result (mcp__custom-tools__write, id=w6):\n"},
                               {"type": "text", "text": "ok"}]  # fmt: skip
@@ -310,7 +307,7 @@ def test_newer_builds_fold_the_environment_message_into_the_prompt(tmp_path: Pat
     session = conv.run()
     assert_matches_reference(conv, session)
     assert conv.t.lines[-1]["message"]["diagnostics"][0]["details"]["deltaMessages"] == 1
-    rebuilt = rebuild_turn(session, 1)
+    rebuilt = rebuild_turn(session, 1, READ)
     assert rebuilt is not None
     texts_ = [b["text"] for b in rebuilt.blocks]
     assert texts_[1:4] == ["USER:\n", env, "hello"]
@@ -325,7 +322,7 @@ def test_same_data_logged_by_an_older_build_is_recognized(tmp_path: Path) -> Non
         conv.call(text("ok"), kind="flatten")
     session = conv.run()
     assert_matches_reference(conv, session)
-    assert session.extra["payload_profile"] == "2026.9.30"
+    assert session.facts.payload_profile == "2026.9.30"
 
 
 def test_a_wrong_logged_value_is_listed_as_a_mismatch(tmp_path: Path) -> None:
@@ -335,7 +332,7 @@ def test_a_wrong_logged_value_is_listed_as_a_mismatch(tmp_path: Path) -> None:
     conv.user("again")
     conv.call(text("ok"), kind="flatten", wrong_by=7)
     session = conv.run()
-    mismatches = session.extra["payload_mismatches"]
+    mismatches = session.facts.payload_mismatches
     assert len(mismatches) == 1
     row = mismatches[0]
     assert (row["turn"], row["computed"], row["logged"], row["difference"]) == (
@@ -357,8 +354,8 @@ def test_recovered_tool_results_note_is_part_of_the_flatten(tmp_path: Path) -> N
     conv.call(text("it was interrupted"), kind="flatten")
     session = conv.run()
     assert_matches_reference(conv, session)
-    assert session.turns[1].extra["payload"].get("recovered_tool_results") is True
-    rebuilt = rebuild_turn(session, 1)
+    assert session.turns[1].facts.recovered_tool_results is True
+    rebuilt = rebuild_turn(session, 1, READ)
     assert rebuilt is not None
     assert "TOOL RESULT (recovered Bash, id=toolu_X, status=error):\npartial output" in [
         b["text"] for b in rebuilt.blocks
@@ -381,7 +378,7 @@ def test_compaction_resets_the_running_history(tmp_path: Path) -> None:
     conv.call(text("c"), kind="flatten", count=None)
     session = conv.run()
     assert_matches_reference(conv, session)
-    context = context_before(session, session.turns[2])
+    context = context_before(session, session.turns[2], READ)
     assert context is not None and context[0]["content"][0]["text"] == summary
 
 
@@ -410,7 +407,7 @@ def test_decisions_without_a_payload_and_disabled_calls(tmp_path: Path) -> None:
     t.assistant(text("b"), kind="flatten", reason="query_failed")  # old terminal flatten: no count
     session = only_session(ingest(t.write()))
     disabled, failed, terminal = session.turns
-    assert disabled.extra["payload"]["serializer"] == "flatten"
+    assert disabled.facts.serializer == "flatten"
     assert disabled.payload_bytes == 193 + 2
     assert failed.payload_bytes is None and failed.directives is None
     assert terminal.payload_bytes is None
@@ -426,10 +423,12 @@ def test_prompt_tokens_are_input_plus_cache_read_and_write(tmp_path: Path) -> No
     assert {k: turn.tokens[k] for k in ("input", "cache_read", "cache_write", "output")} == {
         "input": 6, "cache_read": 1000, "cache_write": 6274, "output": 180,
     }  # fmt: skip
-    assert turn.extra["payload"]["prompt_tokens"] == 7280 == prompt_tokens(turn.tokens)
+    assert turn.facts.prompt_tokens == 7280 == prompt_tokens(turn.tokens)
 
 
-def test_report_helpers(tmp_path: Path) -> None:
+def test_the_report_sections_on_a_payload_session(tmp_path: Path) -> None:
+    """What the report builds from these turns (`core.report.sections`): the largest flatten, the dedupe
+    simulated on its rebuilt payload, and the counterfactual bytes of the re-send a stable fingerprint avoids."""
     conv = Conversation(tmp_path)
     block = ultrawork_block(2000)
     conv.user(f"{block}\none")
@@ -439,16 +438,22 @@ def test_report_helpers(tmp_path: Path) -> None:
     conv.user("three")
     conv.call(text("c"), kind="delta", count=1)
     session = conv.run()
-    best = largest_payload([session])
+    selected = [(session, session.turns)]
+    best = sections.largest_flatten(selected)
     assert best is not None and best[1].index == 1
-    sims = simulate_turn(session, 1)
+    sims = simulate_turn(session, 1, READ)
     assert sims is not None and sims["keep_last_ultrawork"].bytes_after == session.turns[1].payload_bytes
-    session.turns[1].avoidable = True
-    counter = counterfactual_bytes([session])
-    assert counter["bytes_logged"] == session.turns[1].payload_bytes
-    assert counter["bytes_if_stable"] == session.turns[1].extra["payload"]["delta_if_stable"]
-    assert counter["bytes_if_stable"] == utf8_len(f"{block}\ntwo")
-    analyzer = session.analyzers["payload"]
+    assert sims == session.dedupe(1)  # what the section and the dashboard simulate, through the analyzer
+    flatten = session.turns[1]
+    flatten.avoidable = True  # as the replay marks an avoidable re-send, which the payload analysis then prices
+    flatten.payload_bytes_if_stable = stable_bytes(flatten)
+    assert flatten.payload_bytes_if_stable == flatten.facts.delta_if_stable == utf8_len(f"{block}\ntwo")
+    counter = sections.counterfactual(session.turns, selected)
+    assert counter is not None
+    assert (counter["resends_logged"], counter["resends_avoidable"]) == (1, 1)
+    assert counter["bytes_logged"] == flatten.payload_bytes
+    assert counter["bytes_if_stable"] == flatten.payload_bytes_if_stable
+    analyzer = session.analyzer(PayloadAnalyzer)
     assert isinstance(analyzer, PayloadAnalyzer)
 
 
@@ -460,7 +465,7 @@ def test_anchor_is_the_last_block_without_a_final_user_message(tmp_path: Path) -
     conv.call(text("done"), kind="flatten")
     session = conv.run()
     assert_matches_reference(conv, session)
-    rebuilt = rebuild_turn(session, 1)
+    rebuilt = rebuild_turn(session, 1, READ)
     assert rebuilt is not None and rebuilt.blocks[-1]["text"] == ANCHOR
 
 
@@ -472,8 +477,8 @@ def test_simulator_manifest_agrees(tmp_path: Path) -> None:
     compared = checked = stable = 0
     for truth in manifest.sessions:
         session = sessions[truth.session_id]
-        assert session.extra.get("payload_mismatches", []) == [], truth.session_id
-        checked += session.extra.get("payload_checked", 0)
+        assert session.facts.payload_mismatches == [], truth.session_id
+        checked += session.facts.payload_checked
         for row in truth.turns:
             turn = session.turns[row.index]
             if row.kind in ("failed",) or (row.kind == "flatten" and row.count is None):

@@ -13,7 +13,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.analysis.serialize import (
+from core.agents.senpi.payload.serialize import (
     RULES_NEW,
     WATCH_NOTE_CHARS,
     WATCH_TRACKED_CHARS,

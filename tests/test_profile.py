@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.analysis.fingerprint import PROJECTED, TIMING_STRIPPED, VERBATIM, fingerprints
-from core.analysis.profile import PROFILES, Evidence, detect_profile, profile_by_id
+from core.agents.senpi.fingerprint import PROJECTED, TIMING_STRIPPED, VERBATIM, fingerprints
+from core.agents.senpi.profiles import PROFILES, Evidence, detect_profile, profile_by_id
 from core.timeutil import parse_iso_ms
 
 

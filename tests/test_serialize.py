@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from core.analysis.serialize import (
+from core.agents.senpi.payload.serialize import (
     ANCHOR,
     RULES_MAPPER,
     RULES_NEW,
@@ -17,15 +17,14 @@ from core.analysis.serialize import (
     content_blocks,
     delta_blocks,
     flatten_blocks,
-    js_number,
     js_stringify,
     open_tool_calls,
     pascal_case,
-    payload_bytes,
     tool_watch_note,
-    utf8_len,
     utf16_truncate,
 )
+from core.kernel.canonical import js_number
+from core.kernel.dedupe import payload_bytes, utf8_len
 
 
 def user(*texts: str) -> dict[str, Any]:

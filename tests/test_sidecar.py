@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.analysis.fingerprint import PROJECTED, prefix_digest, sent_message_hash
+from core.agents.senpi.fingerprint import PROJECTED, sent_message_hash
+from core.kernel.hashing import prefix_digest
+from core.sources.reread import FileReread
 from core.state import State
 from tests.senpi_builder import (
     Transcript,
@@ -35,7 +37,7 @@ def _two_calls(t: Transcript, *, directive: bool = False) -> str:
 
 
 def _verdict(paths: list[Path]) -> dict:
-    return only_session(run(paths)).extra["sidecar_verdict"]
+    return only_session(run(paths)).facts.sidecar_verdict
 
 
 def test_a_matching_sidecar_reattaches(tmp_path: Path) -> None:
@@ -123,12 +125,12 @@ def test_a_sidecar_read_before_its_transcript(tmp_path: Path) -> None:
     marker = _two_calls(t)
     transcript = t.write(agent)
     sidecar = t.sidecar(agent, marker_id=marker, sent=[user_msg("one"), result_msg("c1")], assistant=t.messages[-1])
-    state = State()
+    state = State(FileReread())
     feed(state, sidecar)
     feed(state, transcript)
     session = only_session(state)
-    assert session.sidecar is not None and session.sidecar_where is not None
-    assert session.extra["sidecar_verdict"]["would"] == "reattach"
+    assert session.sidecar is not None and session.sidecar.where.path == str(sidecar)
+    assert session.facts.sidecar_verdict["would"] == "reattach"
 
 
 def test_recomputed_values_are_reported_when_the_sidecar_disagrees(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.agents.senpi import AGENT as SENPI
 from core.model import CONTINUITY_EVENT, ContinuityLine, SessionHeader, TranscriptEntry, Where
+from core.sources.reread import FileReread
 from core.state import ATTRIBUTION_WINDOW_MS, State
 from core.timeutil import iso_ms
 
@@ -107,7 +109,7 @@ events = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(events)
 def test_indexed_attribution_matches_the_scan(evs: list[tuple[str, int, int | None, int | None, str | None]]) -> None:
-    state = State()
+    state = State(FileReread())
     ref = Reference()
     counters: dict[str, int] = {}
     for what, k, count, offset, who in evs:
@@ -115,17 +117,19 @@ def test_indexed_attribution_matches_the_scan(evs: list[tuple[str, int, int | No
         ms = None if offset is None else BASE_MS + offset
         if what == "line":
             ts = iso_ms(ms) if ms is not None else "not a time"
-            state.apply(ContinuityLine(Where("session.log", len(ref.lines) + 1, 0), ts, ms, kind, reason, count, who))
+            state.apply(
+                ContinuityLine(Where("session.log", len(ref.lines) + 1, 0), ts, ms, kind, reason, count, who), SENPI
+            )
             ref.line(kind, reason, count, ms, who)
         elif what == "turn":
             assert who is not None
             skey = f"/t/{who}.jsonl"
             if skey not in state.sessions:
-                state.apply(SessionHeader(Where(skey, 1, 0), who, 3, None, "/w", None))
+                state.apply(SessionHeader(Where(skey, 1, 0), who, 3, None, "/w", None), SENPI)
                 ref.sids[skey] = who
             n = counters.get(skey, 0)
             counters[skey] = n + 1
-            state.apply(_assistant(skey, n, kind, reason, count, ms))
+            state.apply(_assistant(skey, n, kind, reason, count, ms), SENPI)
             ref.turn(skey, kind, reason, count, ms)
         else:
             skey = f"/t/{who}.jsonl"

@@ -6,11 +6,12 @@ Budgets are generous (a loaded 2-core CI box); the built-in DataTable needs ~22 
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from tui_fixtures import FROZEN, wait_for
+from tui_fixtures import FROZEN, FakeEngine, wait_for
 
+from core.agents.senpi import AGENT as SENPI
 from core.model import LoggedDecision, Turn, Where
+from core.sources.reread import FileReread
 from core.state import State
 from tui.app import ContinuityApp
 from tui.view import SnapshotBuilder
@@ -21,8 +22,8 @@ KINDS = ("delta", "delta", "delta", "fork", "flatten")
 
 
 def big_state(n: int = N) -> State:
-    state = State()
-    session = state.session_for("/x/s.jsonl", "0198f0a1-big")
+    state = State(FileReread())
+    session = state.session_for("/x/s.jsonl", "0198f0a1-big", SENPI)
     for i in range(n):
         kind = KINDS[i % len(KINDS)]
         session.turns.append(
@@ -42,33 +43,9 @@ def big_state(n: int = N) -> State:
     return state
 
 
-class FakeEngine:
-    """Just what the app and the snapshot builder read (no files: this measures the UI side)."""
-
-    def __init__(self, state: State) -> None:
-        import threading
-
-        self.state = state
-        self.lock = threading.RLock()
-        self.stats: dict[str, Any] = {}
-        self.roots: list[str] = ["/x"]
-        self.paths: list[str] = ["/x"]
-        self.total_lines = N
-        self.total_bytes = N * 100
-
-    def poll(self, max_bytes: int | None = None) -> Any:
-        from core.engine import PollResult
-
-        return PollResult()
-
-    def wait(self, timeout: float) -> bool:
-        time.sleep(min(timeout, 0.05))
-        return False
-
-
 def test_snapshot_builder_is_incremental_at_100k_turns() -> None:
     state = big_state()
-    builder = SnapshotBuilder(FakeEngine(state), clock=lambda: FROZEN)  # type: ignore[arg-type]
+    builder = SnapshotBuilder(FakeEngine(state, lines=N), clock=lambda: FROZEN)
     started = time.perf_counter()
     first = builder.build()
     cold = time.perf_counter() - started
@@ -87,7 +64,7 @@ def test_snapshot_builder_is_incremental_at_100k_turns() -> None:
 
 
 async def test_table_paints_100k_rows_fast() -> None:
-    app = ContinuityApp(FakeEngine(big_state()), live=False, clock=lambda: FROZEN)  # type: ignore[arg-type]
+    app = ContinuityApp(FakeEngine(big_state(), lines=N), live=False, clock=lambda: FROZEN)
     async with app.run_test(size=(120, 36)) as pilot:
         started = time.perf_counter()
         assert await wait_for(pilot, lambda: app.query_one(TurnTable).row_count == N, timeout=20)

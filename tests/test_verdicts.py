@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.analysis.profile import profile_of
-from core.analysis.verdicts import Bounds, agreement_summary, boundary_below, counterfactual_summary, push, restrict
+from core.agents.senpi.continuity.decide import Bounds, boundary_below, push, restrict
+from core.agents.senpi.profiles import profile_of
+from core.report import sections
 from tests.senpi_builder import Transcript, decisions, only_session, run, text, thinking, tool_call
 
 OLD_DAY = "2026-08-05T09:00:00.000Z"  # before v2026.8.11-2: verbatim assistantContentHash
@@ -36,10 +37,10 @@ def test_bootstrap_then_deltas_agree(tmp_path: Path) -> None:
     assert [t.commit.source for t in session.turns] == ["transcript"] * 3
     assert session.turns[0].why == "first call: no live entry, 1 transmitted message(s)"
     assert session.turns[1].why.startswith("delta: live entry, 1 sent message(s) still a prefix, 1 new")
-    summary = session.extra["verdicts"]
+    summary = session.facts.verdicts
     assert (summary["replayed"], summary["agree"], summary["agreement_rate"]) == (3, 3, 1.0)
-    assert session.extra["profile"]["id"] == "2026.8.20"
-    assert "binding marker" in session.extra["profile"]["why"]
+    assert session.profile["id"] == "2026.8.20"
+    assert "binding marker" in session.profile["why"]
 
 
 def test_flatten_chain_after_a_rewritten_first_turn(tmp_path: Path) -> None:
@@ -74,11 +75,13 @@ def test_flatten_chain_after_a_rewritten_first_turn(tmp_path: Path) -> None:
         "pending fork from turn 0 (assistant_rewritten), no boundary below it -> flatten; inferred capture and "
         "commit differ only in volatile fields .content[0].startedAt, .content[0].endedAt: avoidable"
     )
-    cf = session.extra["counterfactual"]
+    cf = session.counterfactual
     assert (cf["resends_logged"], cf["resends_avoidable"]) == (3, 3)
     assert cf["messages_resent_logged"] == 1 + 2 + 3
     assert cf["messages_resent_avoidable"] == (2 - 1) + (3 - 1) + (4 - 1)
-    assert counterfactual_summary([session])["resends_avoidable"] == 3
+    report = sections.counterfactual(session.turns, [(session, session.turns)])  # the report's section
+    assert report is not None and (report["resends_logged"], report["resends_avoidable"]) == (3, 3)
+    assert report["messages_resent_avoidable"] == cf["messages_resent_avoidable"]
 
 
 def test_fork_chain_grows_from_a_fixed_boundary(tmp_path: Path) -> None:
@@ -157,8 +160,8 @@ def test_first_call_with_a_hidden_directive_is_a_flatten_on_old_builds(tmp_path:
     assert decisions(session) == [("flatten", "registry_miss", 2), ("delta", "prefix_matched", 1)]
     assert [t.agreement for t in session.turns] == [True, True]
     assert "not a first turn under this build's rule (at most one message)" in session.turns[0].why
-    assert "first call with several messages" in session.extra["profile"]["why"]
-    assert session.extra["profile"]["id"] == "2026.9.7-2"  # the newest build with the old first-turn rule
+    assert "first call with several messages" in session.profile["why"]
+    assert session.profile["id"] == "2026.9.7-2"  # the newest build with the old first-turn rule
 
 
 def test_first_call_with_a_hidden_directive_is_a_bootstrap_on_newer_builds(tmp_path: Path) -> None:
@@ -204,8 +207,8 @@ def test_logged_only_causes_are_taken_not_guessed(tmp_path: Path) -> None:
     assert turns[2].why.startswith("logged-only: idle expiry")
     assert turns[4].why == "logged-only: terminal failure: every attempt failed"
     assert turns[4].commit.outcome == "unknown"
-    assert session.extra["verdicts"]["logged_only"] == 3
-    assert agreement_summary([session])["agreement_rate"] == 1.0
+    assert session.facts.verdicts["logged_only"] == 3
+    assert session.facts.verdicts["agreement_rate"] == 1.0
 
 
 def test_a_contradicting_log_is_a_disagreement_with_the_first_fact(tmp_path: Path) -> None:
@@ -223,8 +226,8 @@ def test_a_contradicting_log_is_a_disagreement_with_the_first_fact(tmp_path: Pat
     assert session.turns[1].commit.outcome == "rewritten" and session.turns[1].commit.source == "transcript"
     assert session.turns[2].recomputed.kind == "fork"
     assert (session.turns[2].agreement, session.turns[2].disagreement) == (False, "kind: logged delta, replay fork")
-    assert session.extra["verdicts"]["disagreements"] == [{"index": 2, "fact": "kind: logged delta, replay fork"}]
-    assert session.extra["verdicts"]["agreement_rate"] == round(2 / 3, 4)
+    assert session.facts.verdicts["disagreements"] == [{"index": 2, "fact": "kind: logged delta, replay fork"}]
+    assert session.facts.verdicts["agreement_rate"] == round(2 / 3, 4)
 
 
 def test_navigating_the_tree_diverges_the_sent_stream(tmp_path: Path) -> None:
@@ -250,6 +253,6 @@ def test_boundaries_are_a_persistent_descending_list() -> None:
     assert boundary_below(bounds, 1) is None
     forked = push(restrict(bounds, 1), 7)
     assert boundary_below(forked, 7) == 1 and boundary_below(bounds, 6) == 5  # the old list is untouched
-    from core.analysis.verdicts import UNKNOWN
+    from core.agents.senpi.continuity.decide import UNKNOWN
 
     assert boundary_below(Bounds(4, UNKNOWN), 4) is UNKNOWN

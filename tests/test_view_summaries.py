@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tui_fixtures import FakeEngine
+
+from core.agents.senpi import AGENT as SENPI
 from core.model import LoggedDecision, Turn, Where
+from core.sources.reread import FileReread
 from core.state import State
 from tui import view
 from tui.view import SnapshotBuilder
@@ -21,20 +25,11 @@ class Clock:
         return self.now
 
 
-class FakeEngine:
-    def __init__(self, state: State) -> None:
-        self.state = state
-        self.roots = ["/x"]
-        self.total_lines = 0
-        self.total_bytes = 0
-        self.stats: dict[str, Any] = {}
-
-
 def _state(sessions: int, turns: int) -> State:
-    state = State()
+    state = State(FileReread())
     for s in range(sessions):
         key = f"/x/{s}.jsonl"
-        session = state.session_for(key, f"sid-{s}")
+        session = state.session_for(key, f"sid-{s}", SENPI)
         for i in range(turns):
             session.turns.append(
                 Turn(f"sid-{s}", i, None, None, 1_790_000_000_000 + i, Where(key, i + 2, 0),
@@ -49,7 +44,7 @@ def test_late_updates_are_picked_up_within_a_bounded_number_of_snapshots(monkeyp
     monkeypatch.setattr(view, "RECOUNT_TURNS_PER_SNAPSHOT", 50)
     state = _state(sessions=20, turns=10)
     clock = Clock()
-    builder = SnapshotBuilder(FakeEngine(state), clock)  # type: ignore[arg-type]
+    builder = SnapshotBuilder(FakeEngine(state), clock)
     first = builder.build()
     assert [s.payload_total for s in first.sessions] == [1000] * 20
     for session in state.sessions.values():  # an analysis updates old turns, no new entries
@@ -70,7 +65,7 @@ def test_a_session_that_grew_is_recounted_at_once(monkeypatch: Any) -> None:
     monkeypatch.setattr(view, "RECOUNT_TURNS_PER_SNAPSHOT", 1)
     state = _state(sessions=30, turns=5)
     clock = Clock()
-    builder = SnapshotBuilder(FakeEngine(state), clock)  # type: ignore[arg-type]
+    builder = SnapshotBuilder(FakeEngine(state), clock)
     builder.build()
     grown = state.sessions["/x/17.jsonl"]
     grown.turns.append(
@@ -91,19 +86,7 @@ def test_nothing_moved_gives_the_same_snapshot() -> None:
     state = _state(sessions=3, turns=4)
     clock = Clock()
 
-    class WithSources(FakeEngine):
-        class sources:  # the attribute the builder reads
-            generation = 7
-
-            @staticmethod
-            def file_count() -> int:
-                return 3
-
-            @staticmethod
-            def pending_bytes() -> int:
-                return 0
-
-    builder = SnapshotBuilder(WithSources(state), clock)  # type: ignore[arg-type]
+    builder = SnapshotBuilder(FakeEngine(state, files=3, generation=7), clock)
     first = builder.build()
     clock.now += 10
     builder.build()  # the lines/s window moves once
@@ -121,7 +104,7 @@ def test_parked_sessions_are_recounted_rarely_and_a_rebuilt_one_at_once(monkeypa
     for key in list(state.sessions)[:3]:
         state.sessions[key].parked = 100  # parked: no entry or analysis reaches it until it is rebuilt
     clock = Clock()
-    builder = SnapshotBuilder(FakeEngine(state), clock)  # type: ignore[arg-type]
+    builder = SnapshotBuilder(FakeEngine(state), clock)
     first = builder.build()
     for session in state.sessions.values():
         session.turns[0].payload_bytes = 600
@@ -146,7 +129,7 @@ def test_row_index_follows_appends_replacements_and_removals() -> None:
     from tui.view import RowIndex
 
     rng = random.Random(5)
-    state = State()
+    state = State(FileReread())
     ms = iter(rng.sample(range(1_790_000_000_000, 1_790_000_100_000), 5_000))  # distinct: one true order
     index = RowIndex()
 
@@ -158,14 +141,14 @@ def test_row_index_follows_appends_replacements_and_removals() -> None:
         keys = list(state.sessions)
         if action < 0.6 or not keys:
             key = rng.choice([*keys, f"/x/{step}.jsonl"]) if keys else f"/x/{step}.jsonl"
-            session = state.session_for(key, key)
+            session = state.session_for(key, key, SENPI)
             session.turns.extend(turn(key, len(session.turns) + j) for j in range(rng.randint(0, 3)))
         elif action < 0.75:
             del state.sessions[rng.choice(keys)]  # gone
         elif action < 0.9:
             key = rng.choice(keys)
             old = state.sessions.pop(key)
-            fresh = state.session_for(key, key)  # rebuilt (unparked, truncated): a new object
+            fresh = state.session_for(key, key, SENPI)  # rebuilt (unparked, truncated): a new object
             fresh.turns = old.turns[: rng.randint(0, len(old.turns))]
         else:
             session = state.sessions[rng.choice(keys)]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.sources.reread import FileReread
+
 T0 = 1_785_800_000_000  # 2026-07-27T... UTC, fixed so screenshots are stable
 SID_A = "0198f0a1-7c3e-7000-8000-00000000000a"
 SID_B = "0198f0b2-1d2e-7000-8000-00000000000b"
@@ -193,3 +195,52 @@ def screen_output(app: Any) -> tuple[str, list[str]]:
     raw = update.render_segments(app.console)
     lines = ["".join(segment.text for strip in line for segment in strip) for line in update.strips]
     return raw, lines
+
+
+class FakeEngine:
+    """`tui.view.EngineView` without files: a state the test builds, read by the snapshot builder and the app."""
+
+    def __init__(self, state: Any, *, lines: int = 0, files: int = 0, generation: int = 0) -> None:
+        import threading
+
+        self.state = state
+        self.lock = threading.RLock()
+        self.roots: list[str] = ["/x"]
+        self.paths: list[Path] = [Path("/x")]
+        self.stats: dict[str, Any] = {}
+        self.reread = FileReread()
+        self.total_lines = lines
+        self.total_bytes = lines * 100
+        self.files = files
+        self.generation = generation
+
+    @property
+    def park_after(self) -> float | None:
+        return None
+
+    @property
+    def files_generation(self) -> int:
+        return self.generation
+
+    def poll(self, max_bytes: int | None = None) -> Any:
+        from core.engine import PollResult
+
+        return PollResult()
+
+    def wait(self, timeout: float) -> bool:
+        import time
+
+        time.sleep(min(timeout, 0.05))
+        return False
+
+    def finish_pending(self) -> None:
+        return None
+
+    def park_idle(self, min_idle_s: float, only: set[str] | None = None) -> int:
+        return 0
+
+    def file_count(self) -> int:
+        return self.files
+
+    def pending_bytes(self) -> int:
+        return 0

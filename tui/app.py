@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -57,7 +57,7 @@ from tui.scope import SessionRates
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
-from tui.view import Snapshot, SnapshotBuilder, is_rewritten, payload_bytes, prompt_tokens, row_kind
+from tui.view import EngineView, Snapshot, SnapshotBuilder, is_rewritten, payload_bytes, prompt_tokens, row_kind
 from tui.widgets.directives import DirectivePane
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.payload_graph import GraphData, PayloadGraph
@@ -66,9 +66,6 @@ from tui.widgets.rowlist import RowList
 from tui.widgets.sessions import SessionList
 from tui.widgets.status import StatusLine, StatusState
 from tui.widgets.turn_table import TurnTable
-
-if TYPE_CHECKING:
-    from core.engine import Engine
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
                                "problems", "toggle_metric", "back", "open", "zoom"})  # fmt: skip
@@ -112,7 +109,7 @@ class ContinuityApp(App[None]):
 
     def __init__(
         self,
-        engine: Engine,
+        engine: EngineView,
         demo_writer: Any = None,
         *,
         live: bool = True,
@@ -238,10 +235,8 @@ class ContinuityApp(App[None]):
             if result.lines and time.monotonic() - last_freeze >= 0.5 and gc.isenabled():
                 gc.freeze()  # what was read is long-lived: keep full collections from walking it again
                 last_freeze = time.monotonic()
-            if not backlog and not self.loaded.is_set():
-                finish = getattr(engine, "finish_pending", None)
-                if not self.live and callable(finish):
-                    finish()
+            if not backlog and not self.loaded.is_set() and not self.live:
+                engine.finish_pending()
             now = time.monotonic()
             version = engine.state.version
             changed = version != posted_version
@@ -276,17 +271,15 @@ class ContinuityApp(App[None]):
             engine.wait(timeout)
 
     @staticmethod
-    def _park_backfill(engine: Engine) -> None:
+    def _park_backfill(engine: EngineView) -> None:
         """Park what the backfill read to its end now, not at the engine's next periodic check (every 30 s).
 
         The sessions read since the last check are many after a big backfill (parking them took ~0.2 s of CPU
         on a 1 GB history): done now it joins the backfill's own burst instead of landing, up to 30 s later,
         in what should be a quiet dashboard. Same rule and threshold as the engine's check (`Engine.park_idle`).
         """
-        park_after = getattr(engine, "_park_after", None)
-        park = getattr(engine, "park_idle", None)
-        if isinstance(park_after, int | float) and callable(park):
-            park(park_after)
+        if engine.park_after is not None:
+            engine.park_idle(engine.park_after)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
@@ -499,7 +492,7 @@ class ContinuityApp(App[None]):
 
     def _detail(self, turn: Turn) -> DetailScreen:
         summary = next((s for s in self.snapshot.sessions if s.session_id == turn.session), None)
-        return DetailScreen(turn, summary.cwd if summary else None, summary.key if summary else None)
+        return DetailScreen(turn, summary.cwd if summary else None, summary.key if summary else None, self.engine)
 
     def action_filter(self) -> None:
         self.main.query_one(FilterBar).open(self.row_filter.text)
@@ -564,11 +557,8 @@ class ContinuityApp(App[None]):
     @work(thread=True, group="export", exit_on_error=False, name="export")
     def _export(self) -> None:
         """Write JSON + Markdown + HTML into a new directory (worker thread: it reads state and disk)."""
-        try:
-            from core.report import ReportOptions, export
-        except ImportError as err:  # the report package is optional for the dashboard
-            self.post_message(ExportDone([], f"report module unavailable: {err}"))
-            return
+        from core.report import ReportOptions, export  # the dashboard starts without the report renderers
+
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock()))
         base = self.export_dir if self.export_dir is not None else Path.cwd()
         directory = base / f"continuity-snapshot-{stamp}"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 from pathlib import Path
 
@@ -17,30 +16,13 @@ from core import __version__
 EXIT_USAGE = 2
 
 
-def default_paths() -> list[Path]:
-    """`$SENPI_CODING_AGENT_DIR/logs` if set, else `~/.senpi/agent/logs` (the agent's own defaults).
-
-    Without a senpi agent dir, the session dirs of pi, Claude Code and mux/Xum that exist
-    (`core.sources.agents`); when there are none either, senpi's path, so the error names what was expected.
-    """
-    env = os.environ.get("SENPI_CODING_AGENT_DIR")
-    base = Path(env).expanduser() if env else Path.home() / ".senpi" / "agent"
-    if not base.exists():
-        from core.sources.agents import agent_session_dirs
-
-        others = agent_session_dirs()
-        if others:
-            return others
-    return [base / "logs"]
-
-
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
         type=Path,
         metavar="PATH",
-        help="logs/ dir, agent dir, sessions/ dir, or single files (default: senpi's logs dir)",
+        help="logs/ dir, agent dir, sessions/ dir, or single files (default: every agent's home that exists)",
     )
     parser.add_argument(
         "--volatile",

@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from core.agents import default_roots, home_candidates
 from core.engine import Engine
 from core.sources.discover import SourceError
 
@@ -33,9 +34,14 @@ def fail(message: str) -> int:
 
 
 def resolve_paths(args: argparse.Namespace) -> list[Path]:
-    from tui.cli import default_paths
+    """The PATHs given, else every agent's home that exists here (`core.agents.default_roots`); [] when none."""
+    return list(args.paths) or default_roots()
 
-    return list(args.paths) or default_paths()
+
+def no_home() -> int:
+    """No PATH and no agent's home here: say where the agents would keep their files."""
+    looked = ", ".join(str(path) for path in home_candidates())
+    return fail(f"no PATH given and no agent's files found here (looked in {looked})")
 
 
 def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) -> Engine:
@@ -68,6 +74,8 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     pickled in a forked child where that is safe (`Index.capture_behind`), so on a first run the report is
     built and written on one core while the index is saved on the other."""
     paths = resolve_paths(args)
+    if not paths:
+        return no_home()
     try:
         engine = open_engine(paths, args.volatile)
     except SourceError as err:
@@ -231,6 +239,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
         paths = [target]
     else:
         paths = resolve_paths(args)
+        if not paths:
+            return no_home()
     try:
         engine = open_engine(paths, args.volatile, watch=True)
     except SourceError as err:

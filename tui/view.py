@@ -15,16 +15,55 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
+from core.kernel.directives import DirectiveLedger
 from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
 from core.model import RESEND_KINDS, ContinuityLine, Problem, Turn
 
 if TYPE_CHECKING:
-    from core.engine import Engine
+    from core.engine import PollResult
+    from core.kernel.ports import Reread
     from core.state import SessionState, State
+
+
+class EngineView(Protocol):
+    """What the dashboard reads of and asks of the engine (`core.engine.Engine`; the tests' `FakeEngine`).
+
+    Declared here so nothing in the TUI probes the engine with `getattr`: a fake that lacks one of these fails
+    at once instead of silently taking another code path."""
+
+    state: State
+    lock: AbstractContextManager[Any]
+    roots: Sequence[Path | str]
+    paths: list[Path]
+    stats: dict[str, Any]
+    reread: Reread
+    total_lines: int
+    total_bytes: int
+
+    @property
+    def park_after(self) -> float | None: ...
+
+    @property
+    def files_generation(self) -> int: ...
+
+    def poll(self, max_bytes: int | None = None) -> PollResult: ...
+
+    def wait(self, timeout: float) -> bool: ...
+
+    def finish_pending(self) -> None: ...
+
+    def park_idle(self, min_idle_s: float, only: set[str] | None = None) -> int: ...
+
+    def file_count(self) -> int: ...
+
+    def pending_bytes(self) -> int: ...
+
 
 Row = Turn | ContinuityLine
 """One line of the turn table: a transcript turn, or a log line in logs-only mode."""
@@ -390,22 +429,18 @@ def _count(out: SessionSummary, turn: Turn) -> None:
             if copies > 1:  # every copy after the first in one payload: what keep-first removes
                 totals.saved_bytes = (totals.saved_bytes or 0) + nbytes * (copies - 1) // copies
     raw = turn.payload_bytes_raw
-    info = turn.extra.get("payload")
-    flatten = raw is not None and isinstance(info, dict) and info.get("serializer") == "flatten"
+    flatten = raw is not None and turn.serializer == "flatten"
     if flatten and (out.largest_flatten is None or raw > out.largest_flatten[0]):
         out.largest_flatten = (raw, turn.index)
 
 
 def _ledger(session: SessionState, out: SessionSummary) -> None:
-    """Injections and dedupe savings come from the directive analysis when it is registered."""
-    ledger = session.analyzers.get("directives")
+    """Injections per tag come from the session's directive ledger (every agent lists one)."""
+    ledger = session.analyzer(DirectiveLedger)
     if ledger is None:
         return
-    injections = getattr(ledger, "injections", None)
-    if isinstance(injections, dict):
-        for tag, n in injections.items():
-            if isinstance(n, int):
-                out.tags.setdefault(str(tag), TagTotals()).injections = n
+    for tag, n in ledger.injections.items():
+        out.tags.setdefault(tag, TagTotals()).injections = n
 
 
 @dataclass(slots=True)
@@ -436,7 +471,7 @@ history (2,000 sessions, 46,000 turns: py-spy, `summarize` under `_session_summa
 class SnapshotBuilder:
     """Turns engine state into `Snapshot`s (worker thread only; call `build` with the engine lock held)."""
 
-    def __init__(self, engine: Engine, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, engine: EngineView, clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
         self.clock = clock
         self.rows = RowIndex()
@@ -448,16 +483,16 @@ class SnapshotBuilder:
         self._last: Snapshot | None = None
         self._last_mark: tuple[object, ...] | None = None
         self._dedupe_waiting = True  # the largest flatten is not simulated yet (gated by backfill or 3 s)
+        self._recount_behind = False  # unchanged sessions left over the last snapshot's recount budget
 
     def build(self) -> Snapshot:
         engine = self.engine
         state = engine.state
         now = self.clock()
         wall_ms = int(now * 1000)
-        sources = getattr(engine, "sources", None)
-        mark = (state.version, engine.total_lines, getattr(sources, "generation", None), state.problems_total)
+        mark = (state.version, engine.total_lines, engine.files_generation, state.problems_total)
         last = self._last
-        if last is not None and mark == self._last_mark and mark[2] is not None:
+        if last is not None and mark == self._last_mark and not self._recount_behind:
             # Nothing was read or analysed since the last snapshot; only the clock moved (per-minute rates,
             # lines/s). The once-a-second idle repaint must not walk every session again: cheap while caches
             # are warm, it measured 20-60 ms of CPU after each idle second on a 100 MB history (bench/).
@@ -536,9 +571,10 @@ class SnapshotBuilder:
         session that got nothing is recounted only every `PARKED_RECOUNT_S` (it cannot change while parked).
         """
         out: list[SessionSummary] = []
+        self._recount_behind = False
         unchanged: list[tuple[float, str]] = []  # (counted at, key): same entries, but the state moved since
         for key, session in state.sessions.items():
-            parked = getattr(session, "parked", None)
+            parked = session.parked
             # (parking itself is not in the mark: it changes no count, and thousands of sessions parked at once
             # would all be recounted in the next snapshot, the one a live write waits for)
             mark = (session.entries, len(session.turns), id(session.turns))
@@ -557,8 +593,10 @@ class SnapshotBuilder:
             budget = RECOUNT_TURNS_PER_SNAPSHOT
             index = {key: i for i, key in enumerate(state.sessions)}
             unchanged.sort()
+            self._recount_behind = False
             for _at, key in unchanged:
                 if budget <= 0:
+                    self._recount_behind = True  # the rest wait for the next snapshot, even an idle one
                     break
                 session = state.sessions[key]
                 budget -= max(1, len(session.turns))
@@ -588,7 +626,7 @@ class SnapshotBuilder:
         self, state: State, sessions: tuple[SessionSummary, ...], now: float, pending: int
     ) -> DedupeInfo | None:
         """Dedupe on the largest flatten, re-simulated only when that payload changes, at most every 3 s and
-        not during a backfill: it rebuilds the prompt from disk (core.analysis.payload.simulate_turn)."""
+        not during a backfill: it rebuilds the prompt from disk (`SessionState.dedupe`)."""
         best = max(
             ((s.largest_flatten, s.key) for s in sessions if s.largest_flatten is not None),
             default=None,
@@ -605,11 +643,7 @@ class SnapshotBuilder:
         self._dedupe_key, self._dedupe_at = mark, now
         self._dedupe_waiting = False
         session = state.sessions.get(key)
-        try:
-            from core.analysis.payload import simulate_turn
-        except ImportError:
-            return None
-        sims = simulate_turn(session, index) if session is not None else None
+        sims = session.dedupe(index) if session is not None else None
         if not sims:
             return self._dedupe
         first = sims.get("keep_first_identical_all_tags")
@@ -622,22 +656,10 @@ class SnapshotBuilder:
         return self._dedupe
 
     def _files(self) -> int:
-        sources = getattr(self.engine, "sources", None)
-        count = getattr(sources, "file_count", None)
-        if callable(count):
-            return int(count())  # without building the whole file list
-        files = getattr(sources, "files", None)
-        if isinstance(files, list):
-            return sum(1 for f in files if getattr(f, "exists", True))
-        return len(self.engine.stats)
+        return self.engine.file_count()  # without building the whole file list
 
     def _pending(self) -> int:
-        sources = getattr(self.engine, "sources", None)
-        pending = getattr(sources, "pending_bytes", None)
-        if callable(pending):
-            value = pending()
-            return value if isinstance(value, int) else 0
-        return 0
+        return self.engine.pending_bytes()
 
     def _lines_per_s(self, now: float, lines: int) -> float | None:
         """Lines per second over the last ~5 s of samples (None until two distinct instants exist)."""

@@ -1,12 +1,17 @@
-"""What every format adapter shares: JSON decoding that never raises, and the adapter protocol.
+"""What every format adapter shares: JSON decoding that never raises, and the adapter base class.
 
 An adapter is a pure function from one line (bytes + where it sits) to records. It never raises on bad
 input: a bad line becomes exactly one `Problem` naming the file, line, byte offset and reason.
+
+What the engine does with a format's files beyond parsing them is declared on its adapter, never inferred
+from its name or probed for: whether its sessions can be parked (`parkable`), whether a replaced file starts
+its session over (`resets_on_replace`) and which file events are its writer's normal life (`routine_notices`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import sys
+from typing import Any, ClassVar
 
 import orjson
 
@@ -19,17 +24,31 @@ recursive walk downstream (digests, diffs, redaction, the JSON tree view) hits P
 1000: a deeper line is one Problem here instead of a crash later. Real entries nest a few tens of levels."""
 
 
-class Adapter(Protocol):
+class Adapter:
+    """One on-disk format: `sniff` recognises a file, `parse` turns each of its lines into records."""
+
     #: the `format` name the report uses for files of this kind
-    name: str
+    name: ClassVar[str] = ""
+    #: a session read from one file of this format can be parked (`State.park`) and rebuilt from that file
+    #: alone; a session assembled from several files by a record handler cannot
+    parkable: ClassVar[bool] = False
+    #: a truncated, replaced or recreated file starts its session over (`State.reset_session`): the file is
+    #: the session's whole history, re-read from its first byte
+    resets_on_replace: ClassVar[bool] = False
+    #: file events (`core.sources.Notice` kinds) that are this format's normal write path, not problems (a writer
+    #: that rewrites the file atomically, or deletes it when done); files with any are checked whole on resume
+    routine_notices: ClassVar[frozenset[str]] = frozenset()
+    #: its lines are logged continuity decisions that attribution pairs with other files' calls by time: a run
+    #: resumed from a saved index must meet them in the order a cold read would (`Engine.restore`)
+    decision_log: ClassVar[bool] = False
 
     def sniff(self, path: str, obj: dict[str, Any]) -> bool:
         """True when a file whose first JSON object is `obj` is of this format."""
-        ...
+        raise NotImplementedError
 
     def parse(self, path: str, lineno: int, offset: int, data: bytes) -> list[Record]:
         """One complete line (without its newline) -> records. Never raises."""
-        ...
+        raise NotImplementedError
 
 
 def describe_json_error(data: bytes, exc: Exception) -> str:
@@ -80,7 +99,11 @@ def opt_str(obj: dict[str, Any], key: str) -> str | None:
 
 
 def opt_int(obj: dict[str, Any], key: str) -> int | None:
-    value = obj.get(key)
+    return as_int(obj.get(key))
+
+
+def as_int(value: object) -> int | None:
+    """A JSON integer (an integral float too), else None (booleans are not numbers here)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -88,3 +111,11 @@ def opt_int(obj: dict[str, Any], key: str) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
+
+
+def interned(value: object) -> str | None:
+    """A short string repeated on every turn or entry (model, provider, api, stop reason, entry type): one
+    shared object instead of one per line parsed (~1 MB per 100 MB of history)."""
+    if not isinstance(value, str):
+        return None
+    return sys.intern(value) if len(value) <= 128 else value

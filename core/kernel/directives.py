@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import xxhash
 
-from core.analysis.pipeline import register_session_analyzer
+from core.kernel.pipeline import SessionAnalyzer
 
 if TYPE_CHECKING:
-    from core.model import TranscriptEntry, Turn
-    from core.state import SessionState
+    from core.kernel.pipeline import Session
+    from core.kernel.ports import Reread
+    from core.model import Turn
 
 ULTRAWORK = "ultrawork-mode"
 KNOWN_TAGS: tuple[str, ...] = (
@@ -222,22 +223,16 @@ class TagLedger:
         return len(self.variants) + self.variants_dropped
 
 
-class DirectiveLedger:
-    """Per-session directive ledger. Registered as the `directives` analyzer; fed by the payload analyzer,
+class DirectiveLedger(SessionAnalyzer):
+    """Per-session directive ledger, listed by every agent; fed by the agent's payload or context analysis,
     which scans each message once (so `on_entry` has nothing to do)."""
 
-    def __init__(self, session: SessionState) -> None:
+    def __init__(self, session: Session, reread: Reread) -> None:
         self.tags: dict[str, TagLedger] = {}
         self._counted: set[tuple[str, int]] = set()  # (entry id, message position) already counted
         self._since_turn: set[str] = set()  # tags injected since the last call
 
-    def on_entry(self, session: SessionState, entry: TranscriptEntry, turn: Turn | None) -> None:
-        return None
-
-    def on_branch(self, session: SessionState, keep: int) -> None:
-        return None
-
-    def park(self, session: SessionState) -> None:
+    def park(self, session: Session) -> None:
         """The session is done (`State.park`): the ledger stays; which messages were counted only guards
         against counting a re-delivered message twice."""
         self._counted = set()
@@ -368,6 +363,3 @@ def composition(turn: Turn) -> list[dict[str, Any]]:
              "share": round(nbytes / raw, 4) if raw else None}
         )  # fmt: skip
     return rows
-
-
-register_session_analyzer("directives", DirectiveLedger)

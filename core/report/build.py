@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core import __version__
-from core.analysis.profile import tracker_of
+from core.agents import SESSION_EXTRAS, TURN_EXTRAS
 from core.kernel.stats import LogStats
 from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Turn
 from core.report import sections
@@ -28,7 +28,8 @@ from core.report.redact import redact_report
 from core.report.stream import TurnStream
 from core.report.timeline import timeline
 from core.report.values import body_value, iso, opt_text, plain_value, text
-from core.state import SessionState, State, reread_entry
+from core.sources.reread import reread_entry
+from core.state import SessionState, State
 from core.timeutil import now_ms, parse_iso_ms
 
 SCHEMA = "continuity.report/1"
@@ -86,7 +87,7 @@ class _Builder:
             "sources": [self._source(stat) for stat in self.engine.stats.values()],
             "continuity": self._continuity(),
             "sessions": [self._session(session, session_turns) for session, session_turns in selected],
-            "turns": self._turns(turns),
+            "turns": self._turns(selected),
             "directives": sections.directives(selected),
             "counterfactual": sections.counterfactual(turns, None if self.options.windowed else selected),
             "problems": [self._problem(p) for p in problems],
@@ -195,20 +196,20 @@ class _Builder:
             "started_at": iso(None, header.timestamp) if header is not None else None,
             "models": sorted({text(t.model) for t in turns if t.model}),
             "profile": _profile(session),
-            "sidecar_verdict": plain_value(session.extra.get("sidecar_verdict")),
-            # whose session (senpi, pi, claude-code, mux) and, for mux, the thinking-replay flags per kind
-            "agent": opt_text(session.extra.get("agent")),
-            "audit": plain_value(session.extra.get("mux_audit")),
+            # what the session's agent adds (`Agent.session_extras`): whose session it is (senpi, pi, claude-code,
+            # mux), senpi's restart-sidecar verdict, mux's thinking-replay flags per kind; null for other agents
+            **_extras(SESSION_EXTRAS, session.agent.session_extras, session),
         }
 
-    def _turns(self, turns: list[Turn]) -> list[dict[str, Any]] | TurnStream:
-        items = self._turn_items(turns)
+    def _turns(self, selected: list[tuple[SessionState, list[Turn]]]) -> list[dict[str, Any]] | TurnStream:
+        items = self._turn_items(selected)
         return TurnStream(items) if self.stream_turns else list(items)
 
-    def _turn_items(self, turns: list[Turn]) -> Iterator[dict[str, Any]]:
+    def _turn_items(self, selected: list[tuple[SessionState, list[Turn]]]) -> Iterator[dict[str, Any]]:
         rereads = MAX_CONTENT_REREADS
-        for turn in turns:
+        for turn, extras in ((t, s.agent.turn_extras) for s, session_turns in selected for t in session_turns):
             item = _turn(turn, self.state, include_text=self.options.include_text)
+            item.update(_extras(TURN_EXTRAS, extras, turn))
             if turn.rewritten and rereads > 0:
                 rereads -= 1
                 item["content"] = _content(turn, include_text=self.options.include_text)
@@ -224,11 +225,16 @@ def _started(session: SessionState) -> tuple[int, str]:
 
 
 def _profile(session: SessionState) -> Any:
-    """The build profile the analysis chose for the session, and why (null when none was detected)."""
-    tracker = tracker_of(session)
-    if tracker is not None:
-        _ = tracker.profile  # the tracker settles its choice (and `extra["profile"]`) when asked
-    return plain_value(session.extra.get("profile"))
+    """The rule set the session's verdicts come from, and why: its detected build profile, or its agent's rules."""
+    session.refresh()  # an analyzer that decides lazily (the build profile) settles its choice now
+    return plain_value(session.profile)
+
+
+def _extras(names: tuple[str, ...], own: tuple[tuple[str, Any], ...], item: Any) -> dict[str, Any]:
+    """Every agent's extra fields by name (`core.agents.TURN_EXTRAS` / `SESSION_EXTRAS`): this item's agent's
+    values, null for the names other agents add."""
+    values = {name: value(item) for name, value in own}
+    return {name: plain_value(values.get(name)) for name in names}
 
 
 def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
@@ -283,12 +289,9 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "counterfactual": _decision(turn.counterfactual),
         "avoidable": turn.avoidable,
         "payload_bytes_if_stable": turn.payload_bytes_if_stable,
-        # other agents (logged.source "cache"/"transcript"): the cache figures the verdict rests on (previous and
-        # current prompt, read, write, gap, lifetime), the conversation thread (Claude Code sub-agents) and the
-        # mux thinking-replay audit
-        "cache": plain_value(turn.extra.get("cache")),
-        "thread": opt_text(turn.extra.get("thread")),
-        "audit": plain_value(turn.extra.get("audit")),
+        # then what the turn's agent adds (`Agent.turn_extras`): the cache figures a cache-judged verdict rests on
+        # (previous and current prompt, read, write, gap, lifetime), Claude Code's conversation thread (main or a
+        # sub-agent), mux's thinking-replay audit
     }
 
 

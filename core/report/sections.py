@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.analysis.payload import simulate_turn
 from core.kernel.directives import DirectiveLedger, TagLedger
 from core.model import RESEND_KINDS, Turn
 from core.report.values import text
@@ -25,9 +24,8 @@ FLATTEN_KINDS = frozenset({"flatten", "bootstrap", "disabled"})
 
 def is_flatten(turn: Turn) -> bool:
     """Whether the call sent a flattened history (the payload analysis says which serializer it used)."""
-    info = turn.extra.get("payload")
-    if isinstance(info, dict) and isinstance(info.get("serializer"), str):
-        return info["serializer"] == "flatten"
+    if turn.serializer is not None:
+        return turn.serializer == "flatten"
     return turn.kind in FLATTEN_KINDS
 
 
@@ -83,8 +81,8 @@ def _empty_row() -> dict[str, Any]:
 
 def _ledger_tags(session: SessionState) -> dict[str, TagLedger]:
     """The session's directive ledger (`tag -> TagLedger`), or {} when that analysis did not run."""
-    ledger = session.analyzers.get("directives")
-    return ledger.tags if isinstance(ledger, DirectiveLedger) else {}
+    ledger = session.analyzer(DirectiveLedger)
+    return ledger.tags if ledger is not None else {}
 
 
 def _tag_rows(ledgers: list[dict[str, TagLedger]], turns: list[Turn]) -> dict[str, dict[str, Any]]:
@@ -117,7 +115,7 @@ def _tag_rows(ledgers: list[dict[str, TagLedger]], turns: list[Turn]) -> dict[st
 
 def simulate(session: SessionState, turn: Turn) -> dict[str, dict[str, Any]] | None:
     """Every dedupe policy the payload analysis knows, run on one call's rebuilt raw payload."""
-    results = simulate_turn(session, turn.index)  # rebuilt from disk: the raw blocks are not kept in memory
+    results = session.dedupe(turn.index)  # rebuilt from disk: the raw blocks are not kept in memory
     if not results:
         return None
     return {
@@ -163,7 +161,7 @@ def _messages_resent(sessions: Selected | None) -> dict[str, int | None]:
     totals cover whole sessions, so under a time window (`sessions` None) they are not known."""
     totals: dict[str, int | None] = {"messages_resent_logged": None, "messages_resent_avoidable": None}
     for session, _ in sessions or []:
-        summary = session.extra.get("counterfactual")
+        summary = session.counterfactual
         if not isinstance(summary, dict):
             continue
         for key in totals:

@@ -21,11 +21,13 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from core.model import DiffChange, Turn, Where
+from core.agents.senpi.drilldown import load_capture_commit
+from core.kernel.diff import diff
+from core.model import DiffChange, Turn
 from core.sanitize import display
-from core.state import reread_line
+from core.sources.reread import FileReread
 from tui.fmt import MUTED, cell, count, date_time, human_bytes, kind_style, pct, short_id
-from tui.view import directive_bytes, payload_bytes, prompt_tokens
+from tui.view import EngineView, directive_bytes, payload_bytes, prompt_tokens
 from tui.widgets.json_view import JsonLine, JsonView, build_lines
 
 DIFF_ROWS = 12
@@ -42,47 +44,6 @@ class Sides:
     commit_note: str | None
     capture_label: str
     commit_label: str
-
-
-def message_of(obj: Any) -> Any:
-    """An event-recording line or transcript entry -> the assistant message it carries (the diff's root)."""
-    if isinstance(obj, dict):
-        for key in ("message", "partial"):
-            inner = obj.get(key)
-            if isinstance(inner, dict):
-                return inner
-        event = obj.get("assistantMessageEvent")
-        if isinstance(event, dict) and isinstance(event.get("partial"), dict):
-            return event["partial"]
-    return obj
-
-
-def read_json(where: Where | None) -> tuple[Any, str | None]:
-    """Re-read one line by offset; (None, reason) when it cannot be read any more."""
-    if where is None:
-        return None, "not recorded"
-    raw = reread_line(where)
-    if raw is None:
-        return None, f"could not re-read {where.path} at offset {where.offset}"
-    try:
-        return message_of(orjson.loads(raw)), None
-    except orjson.JSONDecodeError as err:
-        return None, f"line changed on disk since it was read ({err})"
-
-
-def load_sides(turn: Turn) -> Sides:
-    """Capture and commit as the commit analysis located them, else the transcript's own entry."""
-    commit = turn.commit
-    if commit is not None and (commit.capture_where is not None or commit.commit_where is not None):
-        cap, cap_err = read_json(commit.capture_where)
-        com, com_err = read_json(commit.commit_where or turn.where)
-        return Sides(cap, com, cap_err, com_err, "capture · last streamed update", "commit · persisted message")
-    entry, err = read_json(turn.where)
-    note = (
-        "no capture recorded for this turn: the streamed message is only on disk in an event recording "
-        "(senpi --mode json); the committed message is on the right"
-    )
-    return Sides(None, entry, note, err, "capture", "commit · transcript entry")
 
 
 def diff_paths(changes: list[DiffChange]) -> dict[str, bool]:
@@ -115,8 +76,11 @@ class DetailScreen(Screen[None]):
         Binding("m", "maximize", "Maximize pane", show=True),
     ]
 
-    def __init__(self, turn: Turn, session_cwd: str | None = None, session_key: str | None = None) -> None:
+    def __init__(
+        self, turn: Turn, session_cwd: str | None, session_key: str | None, engine: EngineView | None = None
+    ) -> None:
         super().__init__()
+        self.engine = engine  # the session's analysis (recordings) and the re-read port; None: the turn alone
         self.turn = turn
         self.session_cwd = session_cwd
         self.session_key = session_key
@@ -195,19 +159,14 @@ class DetailScreen(Screen[None]):
         self.app.call_from_thread(self._show_sides, sides, cap_lines, com_lines, changed, changes if computed else None)
 
     def _read_sides(self) -> Sides:
-        """Through core's commit analysis when present (it knows recordings and inferred captures)."""
-        try:
-            from core.analysis.commit import load_capture_commit
-        except ImportError:
-            return load_sides(self.turn)
-        engine = getattr(self.app, "engine", None)
-        session = None
+        """Through core's commit analysis (it knows recordings and inferred captures)."""
+        engine = self.engine
         if engine is not None and self.session_key is not None:
             with engine.lock:
                 session = engine.state.sessions.get(self.session_key)
-                loaded = load_capture_commit(self.turn, session)
+                loaded = load_capture_commit(self.turn, session, engine.reread)
         else:
-            loaded = load_capture_commit(self.turn, None)
+            loaded = load_capture_commit(self.turn, None, FileReread())
         source = self.turn.commit.source if self.turn.commit else None
         cap_label = "capture · last streamed update" if source == "events" else "capture"
         note = display(loaded.note, 300) if loaded.note else None
@@ -421,10 +380,6 @@ def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
 
 
 def _diff(capture: Any, commit: Any) -> list[DiffChange]:
-    try:
-        from core.kernel.diff import diff
-    except ImportError:
-        return []
     return diff(capture, commit)
 
 

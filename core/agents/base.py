@@ -1,0 +1,170 @@
+"""What an agent is to this tool: one `Agent` object, declared once, in its own package.
+
+An agent (senpi, pi, Claude Code, mux, …) says here everything the rest of the tool needs of it, and nothing
+outside its package names it:
+
+- `homes`: where it keeps its files, as the agent itself resolves that (environment variables first, then
+  defaults under the user's home). `continuity-tui` with no PATH opens every home of every agent that exists.
+- `adapters`: one per on-disk format, in the order they are tried on a new file, each declaring its
+  capabilities (`core.formats.base.Adapter`: `parkable`, `resets_on_replace`, `routine_notices`).
+- `analysis`: the module holding its `ANALYSIS` (an `Analysis`: the session analyzers its sessions get, in
+  order, its record handlers, and how a transcript entry becomes a call). It is imported the first time one
+  of the agent's files is read, so a history of one agent never imports another agent's analysis, and
+  importing the list of agents stays cheap.
+- `turn_extras` / `session_extras`: the report fields (`turns[]`, `sessions[]`) only it fills, each a name and
+  a function of the turn or session giving plain JSON data. The report lists every agent's names on every row
+  (null where another agent's row has none), in `AGENTS` order.
+- `rules`: for an agent whose verdicts follow one fixed rule set, its description (the session's `profile`
+  in the report); senpi detects a build profile per session instead.
+
+Agents never import each other or `core.state`: what two agents share (pi-family context and transcripts,
+the counters of stateless-API agents) lives in `core.agents.shared`, what every agent may use in
+`core.kernel`. To add an agent, see README "Adding an agent".
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from core.formats.base import Adapter
+from core.kernel.pipeline import RecordHandler, SessionAnalyzer
+
+if TYPE_CHECKING:
+    from core.kernel.pipeline import Session
+    from core.model import TranscriptEntry, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """One place an agent keeps its files, resolved the way the agent resolves it.
+
+    The agent dir is the value of the first of `env` that is set (several dirs when `separator` splits it),
+    else every one of `defaults` (relative to the user's home); this tool reads `sub` inside it.
+    """
+
+    sub: str
+    env: tuple[str, ...] = ()
+    defaults: tuple[str, ...] = ()
+    separator: str | None = None
+
+    def candidates(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """The directories this home names (existing or not), in the agent's own precedence."""
+        for name in self.env:
+            value = env.get(name)
+            if not value:
+                continue
+            parts = value.split(self.separator) if self.separator else [value]
+            dirs = [part.strip() for part in parts if part.strip()]
+            if dirs:
+                return [Path(d).expanduser() / self.sub for d in dirs]
+        return [home / d / self.sub for d in self.defaults]
+
+
+class TranscriptCalls(Protocol):
+    """How a pi-family transcript entry (`TranscriptEntry`, kept in state's entry tree) becomes a call."""
+
+    def is_call(self, entry: TranscriptEntry) -> bool:
+        """True for an entry that records one provider call (pi-family: an assistant message)."""
+        ...
+
+    def new_turn(self, session_id: str, index: int, entry: TranscriptEntry) -> Turn:
+        """The `Turn` summary of a call entry, with what the entry itself says (its logged decision, usage)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What an agent's sessions get (its `analysis` module's `ANALYSIS`)."""
+
+    #: one instance of each per session, fed every entry in this order (a later one reads what an earlier one
+    #: published on the same entry)
+    session_analyzers: tuple[type[SessionAnalyzer], ...] = ()
+    #: one instance of each per state, given the records of this agent's files, in this order
+    record_handlers: tuple[type[RecordHandler], ...] = ()
+    #: for agents whose files are pi-family transcripts: which entries are calls, and their `Turn`
+    calls: TranscriptCalls | None = None
+    #: makes a new session's `facts` (the agent's typed per-session record), when it keeps one
+    session_facts: Callable[[], Any] | None = None
+
+
+Extra = tuple[str, Callable[[Any], Any]]
+"""A report field an agent adds: its name, and its plain JSON value for one of the agent's turns (or sessions)."""
+
+
+def turn_cache(turn: Turn) -> Any:
+    """The report's `turns[].cache`: the figures a prompt-cache verdict rests on (agents judged by the cache)."""
+    return turn.cache
+
+
+def agent_name(session: Session) -> str:
+    """The report's `sessions[].agent`: whose session it is."""
+    return session.agent.name
+
+
+AGENT_NAME: Extra = ("agent", agent_name)
+"""Every agent's first session field unless it declares its own list (keep it there: `AGENTS` order merges)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The one rule set an agent's verdicts come from (the session's `profile` in a report)."""
+
+    id: str
+    label: str
+    why: str
+
+    def describe(self) -> dict[str, Any]:
+        return {"id": self.id, "label": self.label, "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """One coding agent, as this tool reads it (see the module docstring)."""
+
+    name: str  # the report's `agent`: "senpi", "pi", "claude-code", "mux", …
+    homes: tuple[Home, ...]
+    adapters: tuple[Adapter, ...]
+    analysis: str  # module path of its `ANALYSIS`, imported when its first record arrives
+    turn_extras: tuple[Extra, ...] = ()
+    session_extras: tuple[Extra, ...] = (AGENT_NAME,)
+    rules: Rules | None = None
+    _loaded: list[Analysis] = field(default_factory=list, compare=False, repr=False)
+
+    def load(self) -> Analysis:
+        """The agent's `Analysis`, importing its module on first use."""
+        if not self._loaded:
+            spec = importlib.import_module(self.analysis).ANALYSIS
+            if not isinstance(spec, Analysis):
+                raise TypeError(f"{self.analysis}.ANALYSIS is not an Analysis")
+            self._loaded.append(spec)
+        return self._loaded[0]
+
+    def __reduce__(self) -> tuple[Callable[[str], Agent], tuple[str]]:
+        """Pickled (in a saved index) by name: the one object of `AGENTS` comes back."""
+        return (_agent_named, (self.name,))
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _agent_named(name: str) -> Agent:
+    from core.agents import agent_named  # the registry imports this module: resolved when unpickling
+
+    return agent_named(name)
+
+
+def existing_dirs(paths: list[Path]) -> list[Path]:
+    """`paths` that are directories, first spelling of each real directory only."""
+    seen: set[str] = set()
+    found: list[Path] = []
+    for path in paths:
+        key = os.path.realpath(path)
+        if key not in seen and path.is_dir():
+            seen.add(key)
+            found.append(path)
+    return found

@@ -1,0 +1,443 @@
+"""Claude Code API calls: group the lines of one call, count it once, and judge it from the prompt cache.
+
+Claude Code writes one line per content block, every line of a call carrying the same `message.id` and
+`requestId`, with `usage` that may be a partial snapshot on the earlier lines (reference other-agents §C.4).
+Sub-agent transcripts (`<session>/subagents/agent-<id>.jsonl`, and older inline `isSidechain` lines) replay
+parent messages with the same `message.id` under another `requestId`. So, per call:
+
+- the call is keyed by `message.id`; a line with a known id and the same `requestId` is another block of
+  that call, its usage replaces the stored one when its token total is not smaller (keep the final usage);
+  a known id under another `requestId` is a replayed copy and is not counted again; a line whose `uuid`
+  was already read (a file copied into another) is skipped;
+- calls live in *threads*: the main conversation, and one per sub-agent. A thread is judged against its own
+  previous call (a sub-agent has its own context and cache prefix); sub-agent calls are turns of the parent
+  session (`ClaudeCall.thread` says which), so the parent shows everything it spent;
+- verdict (`core.kernel.cache_verdict`): `delta` when the cache read covers the previous prompt,
+  `re-send` when it collapses (with the previous and current figures and the gap, telling a TTL expiry from
+  a rewrite), `compaction` for the first call after a `compact_boundary`, `fork/rewind` for the first call
+  after a prompt was grafted onto an older line (a rewind), `bootstrap` for a thread's first call;
+- the context each call sends is tracked as counts only: messages, content bytes (the JSON of the content
+  blocks as stored; the system prompt and tool schemas are not in the transcript) and the tagged blocks the
+  directive ledger finds (`<system-reminder>` and any other tag), cumulative since the last compaction,
+  because the Messages API re-sends all of them on every call.
+
+A file that restarts (a line at offset 0 of a file already read: truncated or replaced) is forgotten and
+re-read: its calls are removed first, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import xxhash
+
+from core.agents.claude_code.facts import ClaudeCall, ClaudeSession
+from core.agents.claude_code.format import ClaudeLine, agent_progress
+from core.agents.shared.stateless import ContextCounter, claude_texts
+from core.kernel.cache_verdict import (
+    COMPACTION,
+    TTL_1H_MS,
+    TTL_5M_MS,
+    CacheVerdict,
+    CallUsage,
+    decision,
+    judge,
+    structural,
+)
+from core.kernel.directives import DirectiveLedger, Seen
+from core.kernel.pipeline import RecordHandler
+from core.model import LoggedDecision, Turn
+
+if TYPE_CHECKING:
+    from core.kernel.pipeline import AgentRef, Session, Store
+    from core.kernel.ports import Reread
+    from core.model import Record
+
+MAIN = "main"
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+@dataclass(slots=True)
+class _Thread:
+    """One conversation (the main one or a sub-agent's): what its next call is judged against."""
+
+    key: str
+    path: str
+    previous: CallUsage | None = None
+    pending: tuple[str, str] | None = None
+    pending_meta: dict[str, Any] | None = None
+    last_call_order: int = -1  # order of the first line of the latest call (a prompt older than it = rewind)
+    context: ContextCounter = field(default_factory=ContextCounter)
+
+
+@dataclass(slots=True)
+class _Call:
+    """One API call: its turn, the figures it was judged on, and a running fingerprint of its blocks."""
+
+    msg_id: str
+    request_id: str | None
+    path: str
+    session_key: str
+    thread: _Thread
+    turn: Turn
+    usage: CallUsage
+    previous: CallUsage | None
+    pending: tuple[str, str] | None
+    pending_meta: dict[str, Any] | None
+    hasher: Any
+    prompt_messages: int = 0
+    new_messages: int = 0
+    lines: int = 1
+
+
+@dataclass(slots=True)
+class _Seen:
+    """A line already read: where its uuid sits in reading order, in which thread and file."""
+
+    order: int
+    thread: str
+    path: str
+
+
+class ClaudeCalls(RecordHandler):
+    """Record handler for `ClaudeLine`s; owns the Claude Code sessions in `State`."""
+
+    handles = (ClaudeLine,)
+
+    def __init__(self, agent: AgentRef, reread: Reread) -> None:
+        super().__init__(agent, reread)
+        self.calls: dict[str, _Call] = {}
+        self.threads: dict[tuple[str, str], _Thread] = {}
+        self.seen: dict[int, _Seen] = {}  # xxh3(uuid) -> where it was read
+        self.file_session: dict[str, tuple[str, str]] = {}  # file path -> (session key, session id)
+        self.by_session_id: dict[str, str] = {}  # sessionId -> session key of its main transcript
+        self.files: set[str] = set()
+        self.order = 0
+
+    # ------------------------------------------------------------------ entry point
+    def on_record(self, state: Store, record: Record) -> None:
+        if not isinstance(record, ClaudeLine):
+            return
+        path = record.where.path
+        if record.where.offset == 0 and path in self.files:
+            self._forget_file(state, path)
+        self.files.add(path)
+        self.order += 1
+        if record.type == "progress":
+            inner = agent_progress(record)
+            if inner is None:
+                return
+            record = inner
+        seen_key = _key(record.uuid) if record.uuid else None
+        if seen_key is not None and seen_key in self.seen:
+            return  # the same line again (a copied file): already counted
+        session = self._session(state, record)
+        thread = self._thread(session, record)
+        if seen_key is not None:
+            self.seen[seen_key] = _Seen(self.order, thread.key, path)
+        if record.type == "assistant":
+            self._assistant(state, session, thread, record)
+        elif record.type == "user":
+            self._user(session, thread, record)
+        elif record.type == "system" and str(record.obj.get("subtype", "")).endswith("compact_boundary"):
+            self._compact(session, thread, record)
+        state.version += 1
+
+    # ------------------------------------------------------------------ sessions and threads
+    def _session(self, state: Store, record: ClaudeLine) -> Session:
+        path = record.where.path
+        known = self.file_session.get(path)
+        if known is None:
+            parent = parent_transcript(path)
+            if parent is not None:
+                known = (parent, os.path.basename(parent)[: -len(".jsonl")])
+            elif record.sidechain and record.session_id in self.by_session_id:
+                known = (self.by_session_id[record.session_id or ""], record.session_id or "")
+            elif record.session_id is not None:
+                known = (path, record.session_id)
+                self.by_session_id.setdefault(record.session_id, path)
+            if known is not None:
+                self.file_session[path] = known
+        key, session_id = known if known is not None else (path, _stem(path))
+        session = state.session_for(key, session_id, self.agent)
+        cwd = record.obj.get("cwd")
+        if session.cwd is None and isinstance(cwd, str) and not record.sidechain:
+            session.cwd = cwd
+        session.entries += 1
+        return session
+
+    def _thread(self, session: Session, record: ClaudeLine) -> _Thread:
+        if not record.sidechain:
+            name = MAIN
+        elif record.agent_id:
+            name = f"agent:{record.agent_id}"
+        else:  # older inline sidechains carry no agentId: a sidechain joins its parent's thread
+            parent = self.seen.get(_key(record.parent_uuid)) if record.parent_uuid else None
+            name = parent.thread if parent is not None and parent.thread != MAIN else f"sidechain:{record.uuid}"
+        thread = self.threads.get((session.key, name))
+        if thread is None:
+            thread = self.threads[(session.key, name)] = _Thread(name, record.where.path)
+        return thread
+
+    # ------------------------------------------------------------------ lines
+    def _user(self, session: Session, thread: _Thread, record: ClaudeLine) -> None:
+        msg = record.message
+        if msg is None:
+            return
+        parent = self.seen.get(_key(record.parent_uuid)) if record.parent_uuid else None
+        if parent is not None and parent.thread == thread.key and parent.order < thread.last_call_order:
+            thread.pending = ("fork", "rewind")  # a prompt grafted before the latest call: the user rewound
+            thread.pending_meta = None
+        content = msg.get("content")
+        thread.context.add(content, list(claude_texts(content)), _ledger(session), record.uuid,
+                           Seen(record.timestamp, record.uuid))  # fmt: skip
+
+    def _compact(self, session: Session, thread: _Thread, record: ClaudeLine) -> None:
+        meta = record.obj.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        thread.pending = (COMPACTION, str(record.obj.get("subtype")))
+        thread.pending_meta = {"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"),
+                               "post_tokens": meta.get("postTokens"), "at": record.timestamp}  # fmt: skip
+        thread.context.reset()
+
+    def _assistant(self, state: Store, session: Session, thread: _Thread, record: ClaudeLine) -> None:
+        msg = record.message or {}
+        msg_id = msg.get("id")
+        if msg.get("model") == SYNTHETIC_MODEL or record.obj.get("isApiErrorMessage") is True:
+            _facts(session).api_errors += 1
+            return
+        if not isinstance(msg_id, str):
+            return
+        request_id = record.obj.get("requestId")
+        request_id = request_id if isinstance(request_id, str) else None
+        usage = usage_of(msg, record.ts_ms)
+        content = msg.get("content")
+        call = self.calls.get(msg_id)
+        if call is None:
+            self._new_call(session, thread, record, msg_id, request_id, usage)
+        elif (call.request_id is not None and request_id is not None and request_id != call.request_id) or (
+            call.path != record.where.path
+        ):
+            # a sub-agent replaying a parent message under another request, or the same call in another file (a
+            # progress line and the sub-agent's own file): the lines of one call are in one file, counted once
+            _facts(session).replayed_copies += 1
+            return
+        else:
+            self._more_of(call, msg, usage)
+        call = self.calls[msg_id]
+        _hash_blocks(call, content)
+        thread.context.grow(content)
+
+    def _new_call(self, session: Session, thread: _Thread, record: ClaudeLine, msg_id: str,
+                  request_id: str | None, usage: CallUsage | None) -> None:  # fmt: skip
+        msg = record.message or {}
+        current = usage or CallUsage(0, 0, 0, record.ts_ms)
+        turn = Turn(
+            session=session.session_id,
+            index=_position(session.turns, record.ts_ms),
+            entry_id=msg_id,
+            ts=record.timestamp,
+            ts_ms=record.ts_ms,
+            where=record.where,
+            model=_str(msg.get("model")),
+            provider="anthropic",
+            api="anthropic-messages",
+            stop_reason=_str(msg.get("stop_reason")),
+        )
+        turn.facts = ClaudeCall(thread.key, request_id, record.sidechain)
+        prompt_messages, new_messages, sent, new_bytes, directives = thread.context.call(_ledger(session), turn.index)
+        turn.payload_bytes_raw = turn.payload_bytes = sent
+        turn.payload_new_bytes = new_bytes
+        turn.payload_history_bytes = sent - new_bytes
+        turn.directives = directives
+        call = _Call(msg_id, request_id, record.where.path, session.key, thread, turn, current, thread.previous,
+                     thread.pending, thread.pending_meta, xxhash.xxh3_64(), prompt_messages, new_messages)  # fmt: skip
+        self.calls[msg_id] = call
+        _judge(call)
+        session.turns.insert(turn.index, turn)  # time order: sub-agent calls interleave with the parent's
+        for index in range(turn.index + 1, len(session.turns)):
+            session.turns[index].index = index
+        thread.pending = None
+        thread.pending_meta = None
+        thread.last_call_order = self.order
+        if usage is not None and not usage.empty:
+            thread.previous = current
+
+    def _more_of(self, call: _Call, msg: dict[str, Any], usage: CallUsage | None) -> None:
+        """Another block line of a known call: keep the final usage, the final stop reason."""
+        call.lines += 1
+        if isinstance(call.turn.facts, ClaudeCall):
+            call.turn.facts.lines = call.lines
+        stop = msg.get("stop_reason")
+        if isinstance(stop, str):
+            call.turn.stop_reason = stop
+        if usage is None or _total(usage) < _total(call.usage):
+            return
+        was_empty = call.usage.empty
+        kept = call.usage
+        kept.input, kept.cache_read, kept.cache_write = usage.input, usage.cache_read, usage.cache_write
+        kept.output, kept.ttl_ms = usage.output, usage.ttl_ms
+        _judge(call)
+        if was_empty and not call.usage.empty and call.thread.previous is call.previous:
+            call.thread.previous = call.usage
+
+    # ------------------------------------------------------------------ restarts
+    def _forget_file(self, state: Store, path: str) -> None:
+        """A file restarted (truncated/replaced): remove what it contributed; its lines come again."""
+        gone = [key for key, call in self.calls.items() if call.path == path]
+        touched: set[str] = set()
+        for key in gone:
+            call = self.calls.pop(key)
+            session = state.sessions.get(call.session_key)
+            if session is not None and call.turn in session.turns:
+                session.turns.remove(call.turn)
+                touched.add(session.key)
+        for key in touched:
+            for index, turn in enumerate(state.sessions[key].turns):
+                turn.index = index
+        self.seen = {k: v for k, v in self.seen.items() if v.path != path}
+        self.threads = {k: t for k, t in self.threads.items() if t.path != path}
+        self.file_session.pop(path, None)
+        self.files.discard(path)
+
+
+def _judge(call: _Call) -> None:
+    """Decide (or re-decide, once the final usage arrived) one call's verdict and put it on its turn."""
+    turn, usage = call.turn, call.usage
+    turn.tokens = {"input": usage.input, "cache_read": usage.cache_read, "cache_write": usage.cache_write,
+                   "output": usage.output or 0}  # fmt: skip
+    if usage.empty:
+        turn.logged = None
+        turn.why = "no usage on this call's lines yet"
+        return
+    verdict: CacheVerdict
+    if call.pending is not None:
+        verdict = structural(*call.pending, usage, call.previous)
+        source = "transcript"
+    else:
+        verdict = judge(usage, call.previous)
+        source = "cache"
+    count = call.new_messages if verdict.kind == "delta" else call.prompt_messages
+    logged: LoggedDecision = decision(verdict, count, source=source)
+    logged.ts_ms = turn.ts_ms
+    turn.logged = logged
+    evidence = dict(verdict.evidence)
+    if call.pending_meta:
+        evidence["compaction"] = call.pending_meta
+    turn.cache = evidence
+    turn.why = _why(verdict)
+
+
+def _why(verdict: CacheVerdict) -> str:
+    ev = verdict.evidence
+    gap = ev.get("gap_ms")
+    ttl_min = (ev.get("ttl_ms") or 0) // 60_000
+    gap_text = f" after {gap / 1000:.0f}s (cache lifetime {ttl_min} min)" if gap is not None else ""
+    if verdict.kind == "bootstrap":
+        return f"first call of this thread: {ev.get('prompt')} prompt tokens, {ev.get('cache_read')} from cache"
+    if verdict.kind == "delta":
+        return f"cache read {ev.get('cache_read')} covers the previous prompt ({ev.get('prev_prompt')})"
+    if verdict.kind == COMPACTION:
+        return f"first call after a compact boundary: {ev.get('prompt')} prompt tokens"
+    if verdict.kind == "fork":
+        return f"first call after a rewind: cache read {ev.get('cache_read')} of {ev.get('prompt')}{gap_text}"
+    return (f"{verdict.reason}: cache read {ev.get('cache_read')} vs previous prompt {ev.get('prev_prompt')}, "
+            f"cache write {ev.get('cache_write')}{gap_text}")  # fmt: skip
+
+
+def usage_of(msg: dict[str, Any], ts_ms: int | None) -> CallUsage | None:
+    """Claude Code's `message.usage` as call figures; the cache lifetime from its 1-hour write share."""
+    usage = msg.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    creation = usage.get("cache_creation")
+    ttl = None
+    if isinstance(creation, dict):
+        one_hour = _num(creation.get("ephemeral_1h_input_tokens"))
+        five_min = _num(creation.get("ephemeral_5m_input_tokens"))
+        if one_hour or five_min:
+            ttl = TTL_1H_MS if one_hour >= five_min else TTL_5M_MS
+    return CallUsage(
+        input=_num(usage.get("input_tokens")),
+        cache_read=_num(usage.get("cache_read_input_tokens")),
+        cache_write=_num(usage.get("cache_creation_input_tokens")),
+        ts_ms=ts_ms,
+        ttl_ms=ttl,
+        output=_num(usage.get("output_tokens")),
+    )
+
+
+def parent_transcript(path: str) -> str | None:
+    """`<dir>/<session>/subagents/<file>.jsonl` -> `<dir>/<session>.jsonl` (the sub-agent's parent session)."""
+    folder = os.path.dirname(path)
+    if os.path.basename(folder) != "subagents":
+        return None
+    session_dir = os.path.dirname(folder)
+    return session_dir + ".jsonl"
+
+
+def _hash_blocks(call: _Call, content: Any) -> None:
+    """Fold this line's blocks into the call's fingerprint: text, thinking + signature, tool_use id/name/input."""
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            part: Any = ["text", block.get("text")]
+        elif kind == "thinking":
+            part = ["thinking", block.get("thinking"), block.get("signature")]
+        elif kind == "tool_use":
+            part = ["tool_use", block.get("id"), block.get("name"), block.get("input")]
+        else:
+            part = [kind, block]
+        call.hasher.update(orjson.dumps(part, option=orjson.OPT_SORT_KEYS) + b"\n")
+    call.turn.fingerprints = {"stable_xxh3": call.hasher.hexdigest()}
+
+
+def _position(turns: list[Turn], ts_ms: int | None) -> int:
+    """Where a call starting at `ts_ms` goes among a session's turns (after those that started no later)."""
+    if ts_ms is None or not turns or (turns[-1].ts_ms or 0) <= ts_ms:
+        return len(turns)
+    return bisect.bisect_right(turns, ts_ms, key=lambda turn: turn.ts_ms or 0)
+
+
+def _key(uuid: str) -> int:
+    """A line uuid as a 64-bit int: the seen-lines index costs a few bytes per line, not a string."""
+    return xxhash.xxh3_64_intdigest(uuid.encode("utf-8", "surrogatepass"))
+
+
+def _ledger(session: Session) -> DirectiveLedger | None:
+    return session.analyzer(DirectiveLedger)
+
+
+def _facts(session: Session) -> ClaudeSession:
+    facts = session.facts
+    if not isinstance(facts, ClaudeSession):
+        facts = session.facts = ClaudeSession()
+    return facts
+
+
+def _total(usage: CallUsage) -> int:
+    return usage.prompt + (usage.output or 0)
+
+
+def _num(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _stem(path: str) -> str:
+    name = os.path.basename(path)
+    return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+
+
+__all__ = ["ClaudeCall", "ClaudeCalls", "ClaudeSession", "parent_transcript", "usage_of"]

@@ -1,0 +1,162 @@
+"""Per-call verdicts for pi-family transcript turns that carry no continuity diagnostic of their own.
+
+pi (and senpi on any lane but `claude-sdk-oauth`) sends the whole context to a stateless API on every call;
+nothing on disk says whether the history was processed again. The provider's cache figures do
+(`core.kernel.cache_verdict`), and the transcript's structure adds what the cache cannot know:
+
+- the first call after a `compaction` entry is `compaction/compaction_entry` (the prompt was rebuilt from a
+  summary by design);
+- the first call after the active branch moved (a new child of an older entry, pi's `/tree` navigation or a
+  `branch_summary`) is `fork/branch`;
+- in a branched session file (header `parentSession`), pi copies the root-to-leaf path of the parent with the
+  same entry ids and their old timestamps: those turns were calls of the parent session, so they get no
+  verdict here (`Turn.copied_from`), and the first new call is `fork/branched_session`.
+
+Every other call is judged from its usage against the previous call (the previous in time: the cache holds
+what was sent last, whichever branch it was on). The verdict becomes `Turn.logged` with `source` `cache`
+(numbers) or `transcript` (structure), and the figures go to `Turn.cache`. A senpi turn whose
+continuity diagnostic was persisted is left alone: the agent's own decision wins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from core.agents.shared.pi_family.context import ProviderContext
+from core.agents.shared.pi_family.payload import PiPayload, ledger_of
+from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
+from core.kernel.pipeline import SessionAnalyzer
+from core.model import TranscriptEntry, Turn
+from core.timeutil import any_ms, parse_iso_ms
+
+if TYPE_CHECKING:
+    from core.kernel.pipeline import Session
+    from core.kernel.ports import Reread
+
+#: The lane senpi decides continuity for itself (reference senpi-newer §3); its turns are not judged here.
+SENPI_RESIDENT_API = "claude-sdk-oauth"
+
+
+def usage_of(msg: dict[str, object], ts_ms: int | None) -> CallUsage | None:
+    """pi's `usage` (`input`, `cacheRead`, `cacheWrite`, `output`) as call figures; None when absent."""
+    usage = msg.get("usage")
+    if not isinstance(usage, dict):
+        return None
+
+    def num(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    return CallUsage(num("input"), num("cacheRead"), num("cacheWrite"), ts_ms, None, num("output"))
+
+
+class PiTurns(SessionAnalyzer):
+    """Session analyzer; see the module docstring. Keeps figures of one call, never message bodies.
+
+    In a senpi session it judges the calls of every lane but the resident one; senpi's payload reconstruction
+    owns the payload fields there. An agent whose sessions have no other payload analysis lists the subclass
+    that fills them from the context counts (`owns_payload`)."""
+
+    #: fill `payload_bytes`, `directives` … from the context counts, and feed the directive ledger
+    owns_payload: ClassVar[bool] = False
+
+    def __init__(self, session: Session, reread: Reread) -> None:
+        self.previous: CallUsage | None = None
+        self.pending: tuple[str, str] | None = None  # a structural verdict waiting for the next new call
+        self.judged: set[int] = set()  # turn indices already decided (a branch replay re-delivers them)
+        self.payload = PiPayload(reread)
+
+    def on_entry(self, session: Session, entry: TranscriptEntry, turn: Turn | None) -> None:
+        context = session.analyzer(ProviderContext)
+        if context is None:
+            return
+        replay = turn is not None and turn.index in self.judged
+        pi = self.owns_payload
+        if not replay:
+            self.payload.entry(entry, context, ledger_of(session) if pi else None)
+        if entry.type == "compaction":
+            self.pending = (COMPACTION, "compaction_entry")
+        if turn is None or replay:
+            return
+        self.judged.add(turn.index)
+        prompt_messages, new_messages, sent, new_bytes, directives = self.payload.call(
+            entry, turn, context, ledger_of(session) if pi else None
+        )
+        if pi:  # senpi's payload reconstruction owns these fields in senpi sessions
+            turn.payload_bytes_raw = turn.payload_bytes = sent
+            turn.payload_new_bytes, turn.payload_history_bytes = new_bytes, sent - new_bytes
+            turn.directives = directives
+        msg = entry.message or {}
+        copied_from = _copied_from(session, entry)
+        if copied_from is not None:
+            turn.copied_from = copied_from
+            self.pending = ("fork", "branched_session")
+        current = usage_of(msg, turn.ts_ms)
+        if copied_from is not None or current is None or current.empty:
+            if current is not None and not current.empty:
+                self.previous = current
+            return
+        if turn.logged is None and msg.get("api") != SENPI_RESIDENT_API:
+            verdict = self._verdict(current)
+            count = new_messages if verdict.kind == "delta" else prompt_messages
+            source = "cache" if verdict.reason in _CACHE_REASONS else "transcript"
+            turn.logged = decision(verdict, count, source=source)
+            turn.logged.ts_ms = turn.ts_ms
+            turn.cache = verdict.evidence
+            turn.why = _why(verdict)
+        self.pending = None
+        self.previous = current
+
+    def park(self, session: Session) -> None:
+        """The session is done (`State.park`): the running context counts and the judged set only serve the
+        next entry, which a parked session never sees (it is rebuilt from its file first)."""
+        self.judged = set()
+        self.payload = PiPayload(self.payload.reread)
+
+    def on_branch(self, session: Session, keep: int) -> None:
+        self.pending = ("fork", "branch")
+        self.payload.stale = True
+
+    def _verdict(self, current: CallUsage) -> CacheVerdict:
+        if self.pending is not None:
+            return structural(*self.pending, current, self.previous)
+        return judge(current, self.previous)
+
+
+_CACHE_REASONS = frozenset(
+    {"first_call", "cache_hit", "cache_expired", "below_cache_minimum", "uncached", "prefix_rewritten",
+     "partial_prefix"}
+)  # fmt: skip
+
+
+def _copied_from(session: Session, entry: TranscriptEntry) -> str | None:
+    """The parent session path when this entry is a copy made by pi's branched-session export.
+
+    The copy keeps the parent's entry timestamps, so it predates the file's own header.
+    """
+    header = session.header
+    if header is None or header.parent_session is None:
+        return None
+    created = parse_iso_ms(header.timestamp)
+    written = parse_iso_ms(entry.timestamp) or any_ms((entry.message or {}).get("timestamp"))
+    if created is None or written is None or written >= created:
+        return None
+    return header.parent_session
+
+
+def _why(verdict: CacheVerdict) -> str:
+    """One line a user reads in the turn table's detail."""
+    ev = verdict.evidence
+    read, prev = ev.get("cache_read"), ev.get("prev_prompt")
+    gap = ev.get("gap_ms")
+    gap_text = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
+    if verdict.kind == "delta":
+        return f"cache read {read} of the previous prompt's {prev} tokens: only the new part was processed"
+    if verdict.kind == "bootstrap":
+        return f"first call: {ev.get('prompt')} prompt tokens, {read} read from cache"
+    if verdict.kind == COMPACTION:
+        return f"first call after a compaction: {ev.get('prompt')} prompt tokens{gap_text}"
+    if verdict.kind == "fork":
+        return f"first call on another branch ({verdict.reason}): cache read {read} of {ev.get('prompt')}{gap_text}"
+    return (f"history processed again ({verdict.reason}): cache read {read} of the previous prompt's {prev}, "
+            f"cache write {ev.get('cache_write')}{gap_text}")  # fmt: skip

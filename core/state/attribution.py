@@ -1,0 +1,280 @@
+"""Attribution: which logged continuity decision (a `session.log` line) belongs to which call, in both forms.
+
+senpi writes each decision twice: as a diagnostic on the assistant message and as a `session.log` line
+(older builds without a session id). A transcript diagnostic and a log line describe the same call when kind,
+reason and count agree and their times are within `ATTRIBUTION_WINDOW_MS`; they are paired greedily, in
+reading order, each taking the nearest waiting partner ((gap, arrival) breaks ties; a line naming a session
+only pairs with that session's calls).
+
+The pairing depends on the order things are read in, so it exists twice, side by side:
+
+- incremental (`Attribution`, mixed into `State`): what a live or cold read pairs as lines and turns arrive,
+  O(log n) per item through time-ordered waiting lists (`_ByTime`);
+- cold replay (`cold_pairs`): what a cold `read_all(chunk)` of the same files would have paired, computed from
+  what is in memory; a run resumed from a saved index compares the two (`Engine.resumed_in_order`) and reads
+  cold when they differ. `tests/test_index.py` checks the replay against real cold drains.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from core.model import ContinuityLine, Turn, Where
+
+if TYPE_CHECKING:
+    from core.state import LogState, State
+    from core.state.session import SessionState
+
+#: A transcript diagnostic and a log line describe the same call when kind, reason and count agree and
+#: their times are this close (the diagnostic is stamped just before the log line is written).
+ATTRIBUTION_WINDOW_MS = 5_000
+_T = TypeVar("_T")
+_K = TypeVar("_K", bound=tuple[Any, ...])
+
+
+class Attribution:
+    """The incremental pairing, as part of `State` (which owns `log`, `sessions` and the waiting lists)."""
+
+    log: LogState
+    sessions: dict[str, SessionState]
+    _unmatched_lines: dict[tuple[str, str, int | None], _ByTime[int]]
+    _unmatched_turns: dict[tuple[str, str, int | None], _ByTime[tuple[str, int]]]
+
+    def _add_continuity(self, line: ContinuityLine) -> None:
+        line.kind, line.reason = sys.intern(line.kind), sys.intern(line.reason)  # a few values, on every line
+        index = len(self.log.continuity)
+        self.log.continuity.append(line)
+        self.log.stats.add_continuity(line)
+        key = _key(line.kind, line.reason, line.count)
+        waiting = self._unmatched_turns.get(key)
+        if waiting and line.ts_ms is not None:
+            pos = self._nearest_turn(waiting, line)
+            if pos is not None:
+                key_of_session, turn_index = waiting.pop(pos)
+                self._link(line, index, self.sessions[key_of_session], turn_index)
+                return
+        self._wait_line(line, index)
+
+    def _wait_line(self, line: ContinuityLine, index: int) -> None:
+        if line.ts_ms is not None:
+            key = _key(line.kind, line.reason, line.count)
+            waiting = self._unmatched_lines.get(key)
+            if waiting is None:
+                waiting = self._unmatched_lines[key] = _ByTime()
+            waiting.add(line.ts_ms, index)
+
+    def _attribute_turn(self, session: SessionState, turn: Turn) -> None:
+        """Link a turn to the nearest unmatched log line of its (kind, reason, count) within the window.
+
+        Ties go to the line that has waited longest. Only lines within the window are looked at (a time-ordered
+        index), so attribution stays O(log n) per turn when a whole log was read before its transcripts."""
+        assert turn.logged is not None
+        key = _key(turn.logged.kind, turn.logged.reason, turn.logged.count)
+        candidates = self._unmatched_lines.get(key)
+        at = turn.logged.ts_ms or turn.ts_ms
+        if candidates and at is not None:
+            best: tuple[int, int, int] | None = None  # (gap, seq, position)
+            for pos, ms, seq, i in candidates.near(at):
+                line = self.log.continuity[i]
+                if line.session_id is not None and line.session_id != session.session_id:
+                    continue
+                gap = abs(ms - at)
+                if best is None or (gap, seq) < best[:2]:
+                    best = (gap, seq, pos)
+            if best is not None:
+                i = candidates.pop(best[2])
+                self._link(self.log.continuity[i], i, session, turn.index)
+                return
+        if at is not None:
+            waiting = self._unmatched_turns.get(key)
+            if waiting is None:
+                waiting = self._unmatched_turns[key] = _ByTime()
+            waiting.add(at, (session.key, turn.index))
+
+    def _nearest_turn(self, waiting: _ByTime[tuple[str, int]], line: ContinuityLine) -> int | None:
+        """Position in `waiting` of the nearest turn a new log line can be attributed to (ties: the earliest)."""
+        assert line.ts_ms is not None
+        best: tuple[int, int, int] | None = None  # (gap, seq, position)
+        for pos, ms, seq, (key, index) in waiting.near(line.ts_ms):
+            session = self.sessions.get(key)
+            if session is None or index >= len(session.turns):
+                continue
+            if line.session_id is not None and line.session_id != session.session_id:
+                continue
+            gap = abs(ms - line.ts_ms)
+            if best is None or (gap, seq) < best[:2]:
+                best = (gap, seq, pos)
+        return None if best is None else best[2]
+
+    def _link(self, line: ContinuityLine, index: int, session: SessionState, turn_index: int) -> None:
+        line.matched_session = session.session_id
+        line.matched_turn = turn_index
+        session.turns[turn_index].log_line = index
+
+
+class _ByTime(Generic[_T]):
+    """Items waiting for attribution, sorted by (time, arrival): the ones within the attribution window of a
+    given time are found by bisection instead of a scan of everything that waits (a 1 GB history read log
+    first made that scan quadratic: a third of the whole run)."""
+
+    __slots__ = ("_items", "_seq")
+
+    def __init__(self) -> None:
+        self._items: list[tuple[int, int, _T]] = []
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, ms: int, value: _T) -> None:
+        item = (ms, next(self._seq), value)
+        items = self._items
+        if not items or items[-1][0] <= ms:
+            items.append(item)  # the usual case: things arrive in time order (and arrival only grows)
+        else:
+            # (ms, seq) sorts just before (ms, seq, value); seq is unique, so values are never compared
+            items.insert(bisect.bisect_right(items, item[:2]), item)
+
+    def near(self, ms: int) -> list[tuple[int, int, int, _T]]:
+        """(position, time, arrival, item) of every item within ATTRIBUTION_WINDOW_MS of `ms`."""
+        items = self._items
+        lo = bisect.bisect_left(items, (ms - ATTRIBUTION_WINDOW_MS,))
+        out = []
+        for pos in range(lo, len(items)):
+            t, seq, value = items[pos]
+            if t > ms + ATTRIBUTION_WINDOW_MS:
+                break
+            out.append((pos, t, seq, value))
+        return out
+
+    def pop(self, pos: int) -> _T:
+        return self._items.pop(pos)[2]
+
+    def discard(self, drop: Callable[[_T], bool]) -> None:
+        self._items = [item for item in self._items if not drop(item[2])]
+
+
+def _key(kind: str, reason: str, count: int | None) -> tuple[str, str, int | None]:
+    return (kind, reason, count)
+
+
+def cold_pairs(state: State, layout: list[tuple[str, list[tuple[str, int]]]], chunk: int) -> dict[tuple[str, int], int]:
+    """(session key, turn index) -> log line index, as a cold `read_all(chunk)` of the same files pairs them.
+
+    Replays two things in plain data: the order a cold drain delivers lines in (`Sources` round-robin over the
+    streams in discovery order, each poll `chunk` bytes, a stream cut by the budget resumed after the others)
+    and the greedy pairing of `State` (a line takes the nearest waiting turn, a turn the nearest waiting line,
+    (gap, arrival) breaking ties; a line naming a session only pairs with that session's turns).
+    `tests/test_index.py` checks it against real cold drains at several chunk sizes.
+    """
+    base: dict[str, tuple[str, int]] = {}  # path -> (logical, bytes of the older generations before it)
+    sizes: dict[str, int] = {}
+    for logical, gens in layout:
+        offset = 0
+        for path, size in gens:
+            base[path] = (logical, offset)
+            offset += size
+        sizes[logical] = offset
+    # when a cold drain reads each stream's bytes: (poll, visit, first byte, end byte) per stretch
+    order = [logical for logical, _ in layout]
+    stretches: dict[str, list[tuple[int, int, int, int]]] = {logical: [] for logical in order}
+    pos = dict.fromkeys(order, 0)
+    rr, poll = 0, 0
+    while any(pos[lg] < sizes[lg] for lg in order):
+        budget, visit = chunk, 0
+        for i in range(len(order)):
+            idx = (rr + i) % len(order)
+            logical = order[idx]
+            if pos[logical] >= sizes[logical]:
+                continue
+            take = min(budget, sizes[logical] - pos[logical])
+            stretches[logical].append((poll, visit, pos[logical], pos[logical] + take))
+            visit += 1
+            pos[logical] += take
+            budget -= take
+            if pos[logical] < sizes[logical]:
+                rr = (idx + 1) % len(order) if take else idx
+                break
+        poll += 1
+
+    def arrival(where: Where) -> tuple[int, int, int] | None:
+        found = base.get(where.path)
+        if found is None:
+            return None
+        logical, offset = found
+        end = offset + where.offset + where.length + 1  # a line arrives with its newline
+        for p, v, start, stop in stretches[logical]:
+            if start < end <= stop:
+                return (p, v, end)
+        return None
+
+    events: list[tuple[tuple[int, int, int], int, Any]] = []
+    for i, line in enumerate(state.log.continuity):
+        at = arrival(line.where)
+        if at is not None:
+            events.append((at, 0, i))
+    for key, session in state.sessions.items():
+        for turn in session.turns:
+            at = arrival(turn.where)
+            if at is not None and turn.logged is not None:
+                events.append((at, 1, (key, turn.index)))
+    events.sort(key=lambda e: e[0])
+    seq = itertools.count()
+    lines = state.log.continuity
+    waiting_lines: dict[tuple[str, str, int | None], list[tuple[int, int, int]]] = {}
+    waiting_turns: dict[tuple[str, str, int | None], list[tuple[int, int, tuple[str, int]]]] = {}
+    pairs: dict[tuple[str, int], int] = {}
+    for _, kind, item in events:
+        if kind == 0:
+            line = lines[item]
+            if line.ts_ms is None:
+                continue
+            key = (line.kind, line.reason, line.count)
+            turns = waiting_turns.get(key, [])
+            best: tuple[int, int, int] | None = None
+            for pos_, (ms, s, (skey, _index)) in _near(turns, line.ts_ms):
+                if line.session_id is not None and line.session_id != state.sessions[skey].session_id:
+                    continue
+                if best is None or (abs(ms - line.ts_ms), s) < best[:2]:
+                    best = (abs(ms - line.ts_ms), s, pos_)
+            if best is not None:
+                skey, index = turns.pop(best[2])[2]
+                pairs[(skey, index)] = item
+            else:
+                bisect.insort(waiting_lines.setdefault(key, []), (line.ts_ms, next(seq), item))
+        else:
+            skey, index = item
+            session = state.sessions[skey]
+            turn = session.turns[index]
+            assert turn.logged is not None
+            key = (turn.logged.kind, turn.logged.reason, turn.logged.count)
+            at = turn.logged.ts_ms or turn.ts_ms
+            if at is None:
+                continue
+            waiting = waiting_lines.get(key, [])
+            best = None
+            for pos_, (ms, s, i) in _near(waiting, at):
+                if lines[i].session_id is not None and lines[i].session_id != session.session_id:
+                    continue
+                if best is None or (abs(ms - at), s) < best[:2]:
+                    best = (abs(ms - at), s, pos_)
+            if best is not None:
+                pairs[item] = waiting.pop(best[2])[2]
+            else:
+                bisect.insort(waiting_turns.setdefault(key, []), (at, next(seq), item))
+    return pairs
+
+
+def _near(items: list[_K], ms: int) -> list[tuple[int, _K]]:
+    """(position, item) of the items (time-first tuples, sorted) within the attribution window of `ms`."""
+    lo = bisect.bisect_left(items, (ms - ATTRIBUTION_WINDOW_MS,))
+    out = []
+    for pos in range(lo, len(items)):
+        if items[pos][0] > ms + ATTRIBUTION_WINDOW_MS:
+            break
+        out.append((pos, items[pos]))
+    return out
