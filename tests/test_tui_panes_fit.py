@@ -18,8 +18,8 @@ from rich.cells import cell_len
 from textual.content import Content
 from tui_fixtures import FROZEN, SID_A, SID_B, continuity_line, screen_output, wait_for, wait_loaded, write_agent
 
-from core.analysis.stats import PEAK_KINDS
 from core.engine import Engine
+from core.kernel.stats import PEAK_KINDS
 from core.model import ContinuityLine, Where
 from tui.app import ContinuityApp
 from tui.scope import TAIL, SessionRates

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from core.analysis.stats import PEAK_KINDS, RATE_WINDOW_MS, Peak, Streak
+from core.kernel.stats import PEAK_KINDS, RATE_WINDOW_MS, Peak, Streak
 from core.model import KINDS, RESEND_KINDS
 from tui.view import Rates, Row, row_count, row_kind, row_ms, row_reason, row_session
 

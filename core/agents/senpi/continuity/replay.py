@@ -240,8 +240,15 @@ class VerdictReplay(SessionAnalyzer):
         last = self.marks[-1] if self.marks else None
         self.marks = []
         if last is not None:
-            frozen = {name: freeze(getattr(last, name)) for name in ("chain", "walk", "binding_chain", "binding_walk")}
-            self.marks = [replace(last, **frozen)]
+            self.marks = [
+                replace(
+                    last,
+                    chain=freeze(last.chain),
+                    walk=freeze(last.walk),
+                    binding_chain=freeze(last.binding_chain),
+                    binding_walk=freeze(last.binding_walk),
+                )
+            ]
         self.calls = []
         self.before = []
         self.results = []
