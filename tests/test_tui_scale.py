@@ -56,6 +56,12 @@ class FakeEngine:
         self.total_lines = N
         self.total_bytes = N * 100
 
+    def pending_count(self) -> int:
+        return 0
+
+    def pending_problems(self) -> list[Any]:
+        return []
+
     def poll(self, max_bytes: int | None = None) -> Any:
         from core.engine import PollResult
 

@@ -29,6 +29,12 @@ class FakeEngine:
         self.total_bytes = 0
         self.stats: dict[str, Any] = {}
 
+    def pending_count(self) -> int:
+        return 0
+
+    def pending_problems(self) -> list[Any]:
+        return []
+
 
 def _state(sessions: int, turns: int) -> State:
     state = State()

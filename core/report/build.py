@@ -77,7 +77,7 @@ class _Builder:
     def build(self) -> dict[str, Any]:
         selected = self._sessions()
         turns = [turn for _, session_turns in selected for turn in session_turns]
-        problems = list(self.state.problems)[-MAX_PROBLEMS:]
+        problems = [*self.state.problems, *self.options.pending][-MAX_PROBLEMS:]
         return {
             "schema": SCHEMA,
             "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
@@ -90,7 +90,7 @@ class _Builder:
             "directives": sections.directives(selected),
             "counterfactual": sections.counterfactual(turns, None if self.options.windowed else selected),
             "problems": [self._problem(p) for p in problems],
-            "problems_total": max(self.state.problems_total, len(problems)),
+            "problems_total": max(self.state.problems_total + len(self.options.pending), len(problems)),
         }
 
     # ------------------------------------------------------------------ selection

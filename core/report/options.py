@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from core.model import Problem
 from core.timeutil import iso_ms, now_ms
 
 _UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
@@ -31,6 +32,9 @@ class ReportOptions:
     include_text: bool = False
     #: the report's `generated_at`; None = the moment it is built (tests pin it for stable output)
     now_ms: int | None = None
+    #: problems a live engine still holds back (`Engine.pending_problems`: a write in progress, a file not
+    #: recognised yet) that a snapshot counts, as `report` does after `report_partials`/`finish_pending`
+    pending: tuple[Problem, ...] = ()
 
     @property
     def windowed(self) -> bool:
