@@ -369,7 +369,7 @@ class ContinuityApp(App[None]):
             # bytes when most turns have them (reconstructed prompts); senpi's diagnostics alone only size
             # flatten/bootstrap calls, and a graph of spikes over gaps hides the deltas, so tokens then
             sized = sum(1 for t in turns if payload_bytes(t) is not None)
-            metric = "bytes" if turns and sized * 2 >= len(turns) else "tokens"
+            metric = "bytes" if not turns or sized * 2 >= len(turns) else "tokens"  # (no flip from an empty start)
         values: list[int | None] = []
         for row in window:
             if not isinstance(row, Turn):

@@ -22,7 +22,9 @@ from core.report.common import (
     disagreements,
     is_rewritten,
     kinds_of,
+    largest_payloads,
     profile_of,
+    same_call,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -183,7 +185,6 @@ def _cards(report: dict[str, Any]) -> str:
     cont = report.get("continuity") or {}
     turns = report.get("turns") or []
     cf = report.get("counterfactual")
-    largest = (report.get("directives") or {}).get("largest_payload")
     peak = cont.get("peak_count")
     rewritten = sum(1 for t in turns if is_rewritten(t))
     cards = [
@@ -192,13 +193,33 @@ def _cards(report: dict[str, Any]) -> str:
         (f"{n(len(report.get('sessions') or []))} / {n(len(turns))}", "sessions / turns"),
         (n(rewritten) if any(t.get("commit") for t in turns) else "–", "rewritten turns"),
         (f"{n(cf.get('resends_avoidable'))} / {n(cf.get('resends_logged'))}" if cf else "–", "avoidable re-sends"),
-        (n(largest.get("payload_bytes_raw")) if largest else "–", "largest payload (bytes)"),
+        _largest_card(report),
         (f"{n(peak.get('value'))} <small>{e(peak.get('kind'))}</small>" if peak else "–", "peak count"),
         (_agreement_card(report), "replay agrees with the log"),
         (n(report.get("problems_total")), "problems"),
     ]
     inner = "".join(f'<div class="card"><b>{value}</b><span>{label}</span></div>' for value, label in cards)
     return f'<section><div class="cards">{inner}</div></section>\n'
+
+
+def _largest_card(report: dict[str, Any]) -> tuple[str, str]:
+    """The largest payload sent, with the same call's size before dedupe (or the largest raw one, named)."""
+    sent, raw = largest_payloads(report)
+    if sent is None and raw is None:
+        return "–", "largest payload sent (bytes)"
+    if sent is None:
+        assert raw is not None
+        return n(raw.raw), "largest payload before dedupe (bytes)"
+    before = raw if raw is not None and not same_call(sent, raw) else None
+    raw_size = raw.raw if raw is not None and same_call(sent, raw) else sent.raw
+    if before is not None:
+        note = f"largest before dedupe: {n(before.raw)}, turn {n(before.index)}"
+    elif raw_size is not None and raw_size != sent.sent:
+        note = f"{n(raw_size)} before dedupe"
+    else:
+        note = ""
+    small = f" <small>{note}</small>" if note else ""
+    return f"{n(sent.sent)}{small}", "largest payload sent (bytes, after dedupe)"
 
 
 def _agreement_card(report: dict[str, Any]) -> str:
@@ -314,13 +335,14 @@ def _payload_graph(report: dict[str, Any]) -> str:
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" fill="{colour(kind)}">'
             f"<title>{label}</title></rect>"
         )
-    axis = _axis("first turn", "last turn", f"{n(tallest)} bytes")
+    axis = _axis("first turn", "last turn", f"{n(tallest)} bytes sent")
     svg = _svg("Payload bytes per turn, coloured by kind", "".join(shapes) + axis)
     kinds = sorted(
         {turn_kind(b["turn"]) or "?" for b in bars},
         key=lambda k: list(KIND_COLOURS).index(k) if k in KIND_COLOURS else 99,
     )
-    note = '<p class="note">Reconstructed bytes sent per call (the size the agent logged where not reconstructed)'
+    note = '<p class="note">Reconstructed bytes sent per call, after the agent\'s own dedupe (the size the agent '
+    note += "logged where not reconstructed)"
     note += "; a dot marks a rewritten turn"
     note += f"; {group} turns per bar, tallest shown.</p>" if group > 1 else ".</p>"
     return f"{head}{_legend(kinds)}{svg}{note}</section>\n"
@@ -410,11 +432,12 @@ def _directives(report: dict[str, Any]) -> str:
         out += table(headers, rows, numeric=(1, 2, 3, 4, 5))
     else:
         out += '<p class="note">No tagged directive block in any payload.</p>'
-    largest = directives.get("largest_payload")
-    if largest:
+    _sent, raw = largest_payloads(report)
+    if raw is not None:
+        after = f" ({n(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
         out += (
-            f"<p>Largest payload: <b>{n(largest.get('payload_bytes_raw'))}</b> bytes, session "
-            f"<code>{e(largest.get('session'))}</code> turn {n(largest.get('index'))}.</p>"
+            f"<p>Largest payload before dedupe (the one dedupe is simulated on): <b>{n(raw.raw)}</b> bytes{after}, "
+            f"session <code>{e(raw.session)}</code> turn {n(raw.index)}.</p>"
         )
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
     if dedupe:

@@ -14,6 +14,7 @@ from typing import Any
 
 from core.model import KINDS
 from core.report.common import (
+    Payload,
     agreement,
     copies,
     decision_text,
@@ -22,7 +23,9 @@ from core.report.common import (
     disagreements,
     is_rewritten,
     kinds_of,
+    largest_payloads,
     profile_of,
+    same_call,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -196,7 +199,6 @@ def _summary(report: dict[str, Any]) -> list[str]:
     turns = report.get("turns") or []
     rewritten = sum(1 for t in turns if is_rewritten(t))
     cf = report.get("counterfactual")
-    largest = (report.get("directives") or {}).get("largest_payload")
     peak = cont.get("peak_count")
     rows = [
         ["continuity decisions (log lines)", num(cont.get("events"))],
@@ -207,13 +209,7 @@ def _summary(report: dict[str, Any]) -> list[str]:
             "avoidable re-sends",
             f"{num(cf.get('resends_avoidable'))} of {num(cf.get('resends_logged'))}" if cf else "not computed",
         ],
-        [
-            "largest payload",
-            f"{num(largest.get('payload_bytes_raw'))} bytes ({code(largest.get('session'))} turn "
-            f"{num(largest.get('index'))})"
-            if largest
-            else "not reconstructed",
-        ],
+        *_largest_rows(report),
         [
             "peak count",
             f"{num(peak.get('value'))} ({code(peak.get('kind'))}) at {when(peak.get('at'))}" if peak else "–",
@@ -222,6 +218,29 @@ def _summary(report: dict[str, Any]) -> list[str]:
         ["problems", num(report.get("problems_total"))],
     ]
     return ["## Summary", "", *table(["measure", "value"], rows), ""]
+
+
+def _largest_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The largest payload sent and the largest before dedupe, each labelled (one row when it is one call)."""
+    sent, raw = largest_payloads(report)
+    if sent is None and raw is None:
+        return [["largest payload", "not reconstructed"]]
+
+    def where(p: Payload) -> str:
+        kind = f", {code(p.kind)}" if p.kind else ""
+        return f"{code(p.session)} turn {num(p.index)}{kind}"
+
+    if sent is not None and (raw is None or same_call(sent, raw)):
+        before = raw.raw if raw is not None else sent.raw
+        extra = f"; {num(before)} before dedupe" if before is not None and before != sent.sent else ""
+        return [["largest payload sent (after dedupe)", f"{num(sent.sent)} bytes ({where(sent)}{extra})"]]
+    rows = []
+    if sent is not None:
+        rows.append(["largest payload sent (after dedupe)", f"{num(sent.sent)} bytes ({where(sent)})"])
+    if raw is not None:
+        after = f"; {num(raw.sent)} sent" if raw.sent is not None else ""
+        rows.append(["largest payload before dedupe", f"{num(raw.raw)} bytes ({where(raw)}{after})"])
+    return rows
 
 
 def _agreement_text(report: dict[str, Any]) -> str:
@@ -423,11 +442,12 @@ def _directives(report: dict[str, Any]) -> list[str]:
         out += [*table(headers, rows), ""]
     else:
         out += ["No tagged directive block in any payload.", ""]
-    largest = directives.get("largest_payload")
-    if largest:
+    _sent, raw = largest_payloads(report)
+    if raw is not None:
+        after = f" ({num(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
         out += [
-            f"Largest payload: {num(largest.get('payload_bytes_raw'))} bytes, session {code(largest.get('session'))} "
-            f"turn {num(largest.get('index'))}.",
+            f"Largest payload before dedupe (the one dedupe is simulated on): {num(raw.raw)} bytes{after}, session "
+            f"{code(raw.session)} turn {num(raw.index)}.",
             "",
         ]
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
