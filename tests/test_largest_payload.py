@@ -35,7 +35,10 @@ def test_the_demo_has_both_sizes_for_one_call(report: dict) -> None:
 
 def test_check_labels_each_number(report: dict) -> None:
     lines = {r.name: r.line() for r in evaluate(report, Thresholds())}
-    assert "largest payload before dedupe: " in lines["directive-share"] and "151514 bytes" in lines["directive-share"]
+    assert (
+        "largest flatten payload before dedupe: " in lines["directive-share"]
+        and "151514 bytes" in lines["directive-share"]
+    )
     assert lines["payload-bytes"].startswith("INFO payload-bytes 101940 (largest payload sent, after dedupe: ")
     assert lines["payload-bytes"].endswith("flatten; 151514 before dedupe)")
 

@@ -153,8 +153,8 @@ def directive_share(report: dict[str, Any]) -> Measure:
         size = largest["payload_bytes_raw"]
         tags = directives.get("tags") or {}
         copies = sum(t.get("bytes_in_largest_payload") or 0 for t in tags.values())
-        where = (f"largest payload before dedupe: session {largest.get('session')} turn {largest.get('index')}, "
-                 f"{size} bytes")  # fmt: skip
+        where = (f"largest flatten payload before dedupe: session {largest.get('session')} turn "
+                 f"{largest.get('index')}, {size} bytes")  # fmt: skip
         return Measure(round(min(copies / size, 1.0), 4), where)
     # no flatten call: the largest payload of any call (a delta carries only its own new messages)
     sized = [

@@ -65,6 +65,9 @@ class Payload:
     kind: str | None
     sent: int | None
     raw: int | None
+    #: "payload" when no call has more bytes before dedupe, else "flatten payload" (`directives.largest_payload`
+    #: is chosen among flatten calls, where directive copies pile up and dedupe is simulated)
+    noun: str = "payload"
 
 
 def largest_payloads(report: dict[str, Any]) -> tuple[Payload | None, Payload | None]:
@@ -77,8 +80,12 @@ def largest_payloads(report: dict[str, Any]) -> tuple[Payload | None, Payload | 
     turns = report.get("turns") or []
     sent: Payload | None = None
     by_key: dict[tuple[Any, Any], dict[str, Any]] = {}
+    most_raw = 0
     for turn in turns:
         by_key[(turn.get("session"), turn.get("index"))] = turn
+        raw_size = turn.get("payload_bytes_raw")
+        if isinstance(raw_size, int) and raw_size > most_raw:
+            most_raw = raw_size
         size = turn_payload(turn)
         if size is not None and (sent is None or size > (sent.sent or 0)):
             raw = turn.get("payload_bytes_raw")
@@ -88,8 +95,9 @@ def largest_payloads(report: dict[str, Any]) -> tuple[Payload | None, Payload | 
     raw_payload: Payload | None = None
     if isinstance(largest, dict) and isinstance(largest.get("payload_bytes_raw"), int):
         turn = by_key.get((largest.get("session"), largest.get("index"))) or {}
+        noun = "payload" if largest["payload_bytes_raw"] >= most_raw else "flatten payload"
         raw_payload = Payload(largest.get("session"), largest.get("index"), turn_kind(turn), turn_payload(turn),
-                              largest["payload_bytes_raw"])  # fmt: skip
+                              largest["payload_bytes_raw"], noun)  # fmt: skip
     return sent, raw_payload
 
 

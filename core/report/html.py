@@ -30,6 +30,7 @@ from core.report.common import (
     turn_reason,
     value_text,
 )
+from core.report.headline import headline
 from core.report.timeline import timeline
 from core.sanitize import display
 from core.timeutil import iso_ms, parse_iso_ms
@@ -64,7 +65,7 @@ body{margin:0 auto;max-width:1040px;padding:24px;font:14px/1.45 system-ui,-apple
 color:var(--fg);background:var(--bg)}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line)}
 h3{font-size:14px;margin:16px 0 6px}
-.meta,.note{color:var(--muted)}
+.meta,.note{color:var(--muted)}.headline{font-size:1.1em;max-width:60em}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:14px 0}
 .card{background:var(--card);border-radius:6px;padding:8px 10px}
 .card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}
@@ -173,8 +174,15 @@ def _header(report: dict[str, Any]) -> str:
         redaction = f"redaction on, {n(red.get('total', 0))} replaced" + (f" ({kinds})" if kinds else "")
     else:
         redaction = "<b>redaction off</b>"
+    sentence = "".join(
+        f"<code>{e(seg.text)}</code>" if seg.style == "code" else f"<b>{e(seg.text)}</b>" if seg.style == "strong"
+        else e(seg.text)
+        for seg in headline(report)
+    )  # fmt: skip
+    if sel.get("filter"):
+        scope += f", turns matching <code>{e(sel.get('filter'))}</code>"
     return (
-        "<header><h1>Continuity report</h1>"
+        f'<header><h1>Continuity report</h1><p class="headline">{sentence}</p>'
         f'<p class="meta">Generated {e(report.get("generated_at"))} by continuity-tui '
         f"{e(report.get('tool_version'))} · schema <code>{e(report.get('schema'))}</code> · {scope} · "
         f"{redaction}</p></header>\n"
@@ -213,7 +221,7 @@ def _largest_card(report: dict[str, Any]) -> tuple[str, str]:
     before = raw if raw is not None and not same_call(sent, raw) else None
     raw_size = raw.raw if raw is not None and same_call(sent, raw) else sent.raw
     if before is not None:
-        note = f"largest before dedupe: {n(before.raw)}, turn {n(before.index)}"
+        note = f"largest {e(before.noun)} before dedupe: {n(before.raw)}, turn {n(before.index)}"
     elif raw_size is not None and raw_size != sent.sent:
         note = f"{n(raw_size)} before dedupe"
     else:
@@ -436,8 +444,8 @@ def _directives(report: dict[str, Any]) -> str:
     if raw is not None:
         after = f" ({n(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
         out += (
-            f"<p>Largest payload before dedupe (the one dedupe is simulated on): <b>{n(raw.raw)}</b> bytes{after}, "
-            f"session <code>{e(raw.session)}</code> turn {n(raw.index)}.</p>"
+            f"<p>Largest {e(raw.noun)} before dedupe (the one dedupe is simulated on): <b>{n(raw.raw)}</b> bytes"
+            f"{after}, session <code>{e(raw.session)}</code> turn {n(raw.index)}.</p>"
         )
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
     if dedupe:
