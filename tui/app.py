@@ -604,7 +604,8 @@ class ContinuityApp(App[None]):
 
     # ------------------------------------------------------------------ command palette
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Keys" (its key panel) stood next to ours: one "Keys" entry, the help screen's
+        yield from (command for command in super().get_system_commands(screen) if command.title != "Keys")
         yield SystemCommand("Next rewritten turn", "Jump to the next turn whose commit was rewritten (r)",
                             self.action_next_rewritten)  # fmt: skip
         yield SystemCommand("Previous rewritten turn", "Jump to the previous rewritten turn (R)",
@@ -621,7 +622,7 @@ class ContinuityApp(App[None]):
         yield SystemCommand("Problems", "Bad lines with file:line, offset and reason (p)", self.action_problems)
         yield SystemCommand("Payload graph: bytes / tokens", "Switch what the graph measures (b)",
                             self.action_toggle_metric)  # fmt: skip
-        yield SystemCommand("Keys", "Every key of the dashboard (?)", self.action_help)
+        yield SystemCommand("Keys", "Help: every key, pane, column, flag, kind, reason and term (?)", self.action_help)
         for entry in zoomable():
             yield SystemCommand(f"Zoom {entry.title.lower()}", "Show it full screen; Esc restores the dashboard",
                                 lambda pane_id=entry.id: self._zoom(pane_id))  # fmt: skip
