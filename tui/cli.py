@@ -23,15 +23,46 @@ def default_paths() -> list[Path]:
     Without a senpi agent dir, the session dirs of pi, Claude Code and mux/Xum that exist
     (`core.sources.agents`); when there are none either, senpi's path, so the error names what was expected.
     """
-    env = os.environ.get("SENPI_CODING_AGENT_DIR")
-    base = Path(env).expanduser() if env else Path.home() / ".senpi" / "agent"
-    if not base.exists():
+    logs, _chosen = senpi_home()
+    if not logs.parent.exists():
         from core.sources.agents import agent_session_dirs
 
         others = agent_session_dirs()
         if others:
             return others
-    return [base / "logs"]
+    return [logs]
+
+
+def senpi_home() -> tuple[Path, bool]:
+    """senpi's logs dir and whether `$SENPI_CODING_AGENT_DIR` chose it."""
+    env = os.environ.get("SENPI_CODING_AGENT_DIR")
+    base = Path(env).expanduser() if env else Path.home() / ".senpi" / "agent"
+    return base / "logs", bool(env)
+
+
+def nothing_found() -> str:
+    """The message for no PATH and no data anywhere: every place looked in, and the way to see the tool work.
+
+    It named one senpi path; a pi or Claude Code user then did not know their dirs had been looked in too."""
+    from core.sources.agents import agent_homes
+
+    home = str(Path.home())
+
+    def short(path: Path) -> str:
+        text = str(path)
+        return "~" + text[len(home) :] if home != "/" and (text == home or text.startswith(home + os.sep)) else text
+
+    logs, _chosen = senpi_home()
+    rows = [("senpi", short(logs), "SENPI_CODING_AGENT_DIR")]
+    rows += [(found.agent, short(found.path), found.env) for found in agent_homes()]
+    width = max(len(path) for _agent, path, _env in rows)
+    lines = ["no agent data found (no PATH given). Looked in:"]
+    lines += [f"  {path:<{width}}  {agent} (${env})" for agent, path, env in rows]
+    lines += [
+        "Give a PATH (a logs/, sessions/ or projects/ dir, or files), set one of the variables above,",
+        "or see it work on bundled data: continuity-tui --demo",
+    ]
+    return "\n".join(lines)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -38,6 +38,11 @@ def resolve_paths(args: argparse.Namespace) -> list[Path]:
     return list(args.paths) or default_paths()
 
 
+def defaults_missing(args: argparse.Namespace, paths: list[Path]) -> bool:
+    """No PATH was given and the default found nothing (then the error lists every place looked in)."""
+    return not args.paths and not any(path.exists() for path in paths)
+
+
 def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) -> Engine:
     """Build the engine; raises SourceError naming the first path that does not exist."""
     for path in paths:
@@ -68,6 +73,10 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     pickled in a forked child where that is safe (`Index.capture_behind`), so on a first run the report is
     built and written on one core while the index is saved on the other."""
     paths = resolve_paths(args)
+    if defaults_missing(args, paths):
+        from tui.cli import nothing_found
+
+        return fail(nothing_found())
     try:
         engine = open_engine(paths, args.volatile)
     except SourceError as err:
@@ -231,6 +240,10 @@ def run_dashboard(args: argparse.Namespace) -> int:
         paths = [target]
     else:
         paths = resolve_paths(args)
+        if defaults_missing(args, paths):
+            from tui.cli import nothing_found
+
+            return fail(nothing_found())
     try:
         engine = open_engine(paths, args.volatile, watch=True)
     except SourceError as err:
