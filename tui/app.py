@@ -58,6 +58,7 @@ from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
 from tui.view import Snapshot, SnapshotBuilder, is_rewritten, payload_bytes, prompt_tokens, row_kind
+from tui.widgets.demo_bar import DemoBar
 from tui.widgets.directives import DirectivePane
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.payload_graph import GraphData, PayloadGraph
@@ -69,6 +70,7 @@ from tui.widgets.turn_table import TurnTable
 
 if TYPE_CHECKING:
     from core.engine import Engine
+    from tui.demo_dir import DemoDir
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
                                "problems", "toggle_metric", "back", "open", "zoom"})  # fmt: skip
@@ -121,10 +123,13 @@ class ContinuityApp(App[None]):
         heartbeat: float = 0.5,
         max_bytes: int = 512 << 10,
         repaint_hz: float = 10.0,
+        demo_dir: DemoDir | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
         self.demo_writer = demo_writer
+        self.demo_dir = demo_dir
+        """Where `--demo` replays (named on screen by the demo bar)."""
         self.live = live
         """False: read what is there once, then stop (screenshots, snapshot tests)."""
         self.clock = clock
@@ -169,6 +174,8 @@ class ContinuityApp(App[None]):
         with Horizontal(id="middle"):
             yield from map(_build, in_slot("middle"))
         yield FilterBar(id="filter")
+        if self.demo_dir is not None:
+            yield DemoBar(str(self.demo_dir.path), kept=self.demo_dir.kept, id="demo-bar")
         yield StatusLine(id="status")
         yield Footer()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -231,13 +230,19 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_dashboard(args: argparse.Namespace) -> int:
     writer = None
-    if args.demo:
+    demo = None
+    if args.demo or args.demo_dir is not None:
         from core.demo.writer import DemoWriter, demo_source
+        from tui.demo_dir import DemoDirError, prepare
 
-        target = Path(tempfile.mkdtemp(prefix="continuity-demo-")) / "agent"
-        target.mkdir(parents=True)
-        writer = DemoWriter(demo_source(), target)
-        paths = [target]
+        if args.paths:
+            return fail("--demo replays the bundled data: give no PATH with it")
+        try:
+            demo = prepare(args.demo_dir)
+        except (DemoDirError, OSError) as err:
+            return fail(str(err))
+        writer = DemoWriter(demo_source(), demo.path)
+        paths = [demo.path]
     else:
         paths = resolve_paths(args)
         if defaults_missing(args, paths):
@@ -247,6 +252,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
     try:
         engine = open_engine(paths, args.volatile, watch=True)
     except SourceError as err:
+        if demo is not None:
+            demo.cleanup()
         return fail(f"{err.path}: {err.message}")
     index = None
     if writer is None and not args.no_cache:  # a demo dir is new each time: its index would never be read
@@ -257,7 +264,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         engine.before_first_poll(lambda: restore(engine))  # in the ingest worker: the first frame is not delayed
     from tui.app import ContinuityApp
 
-    app = ContinuityApp(engine, demo_writer=writer)
+    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo)
     try:
         app.run()
         if index is not None and app.return_code in (None, 0):
@@ -268,4 +275,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if writer is not None:
             writer.stop()
         engine.close()
+        if demo is not None:
+            demo.cleanup()  # a temp dir goes; a --demo-dir stays (named on exit so it can be found again)
+            if demo.kept:
+                notice(f"the demo data is kept in {demo.path}")
     return EXIT_OK
