@@ -117,7 +117,7 @@ def _resend_clause(basis: _Basis, *, lead: bool) -> list[Segment]:
     kinds = [(k, n) for k, n in basis.by_kind.items() if k in RESENDS and n]
     detail = ", ".join(f"{n:,} {k}{'s' if n != 1 and not k.endswith('s') else ''}" for k, n in kinds)
     out = [Segment(text, "strong" if lead else "")]
-    if detail:
+    if len(kinds) > 1:  # "(8 forks, 12 flattens)"; one kind alone adds nothing ("48 re-sends")
         out.append(Segment(f" ({detail})"))
     return out
 
