@@ -81,6 +81,23 @@ WIDE = 140  # at or above this width the sessions pane is shown beside the table
 SHORT = 32  # below this height panes use their compact heights
 
 
+def export_summary(report: dict[str, Any], row_filter: RowFilter, rows: int) -> str:
+    """What an export included, in one line: it honours the session and the `/` filter, not the log counts."""
+    turns = len(report.get("turns") or [])
+    sessions = len(report.get("sessions") or [])
+    scope = []
+    if row_filter.session_id is not None:
+        scope.append(f"session {row_filter.session_id[:8]}")
+    if row_filter.text:
+        scope.append(f"filter {row_filter.text}")
+    lines = (report.get("continuity") or {}).get("events") or 0
+    what = f"{turns:,} of {rows:,} turns, {sessions:,} session{'s' if sessions != 1 else ''}"
+    if scope:
+        what += " (" + ", ".join(scope) + ")"
+    problems = report.get("problems_total") or 0
+    return f"included {what}; {problems:,} problems; the log's decision counts cover all {lines:,} lines"
+
+
 def _build(entry: Pane) -> Widget:
     """One registry pane as a widget; the registry decides whether it can be zoomed."""
     widget = entry.widget(id=entry.id)
@@ -578,7 +595,7 @@ class ContinuityApp(App[None]):
     def _export(self) -> None:
         """Write JSON + Markdown + HTML into a new directory (worker thread: it reads state and disk)."""
         try:
-            from core.report import ReportOptions, export
+            from core.report import ReportOptions, build_report, write_report
         except ImportError as err:  # the report package is optional for the dashboard
             self.post_message(ExportDone([], f"report module unavailable: {err}"))
             return
@@ -589,14 +606,22 @@ class ContinuityApp(App[None]):
         while directory.exists():
             suffix += 1
             directory = base / f"continuity-snapshot-{stamp}-{suffix}"
+        row_filter = self.row_filter
         try:
             # what the live tail still holds back is counted as `report` counts it (it said 5 where report said 6)
             pending = tuple(self.engine.pending_problems())
-            paths = export(self.engine, directory, ReportOptions(session=self.row_filter.session_id, pending=pending))
+            options = ReportOptions(
+                session=row_filter.session_id,
+                pending=pending,
+                turn_filter=row_filter.matches if row_filter.terms else None,  # the table's `/` filter, as on screen
+                filter_text=row_filter.text or None,
+            )
+            report = build_report(self.engine, options)
+            paths = write_report(report, directory)
         except Exception as err:
             self.post_message(ExportDone([], f"{type(err).__name__}: {err}"))
             return
-        self.post_message(ExportDone(paths))
+        self.post_message(ExportDone(paths, summary=export_summary(report, row_filter, len(self.snapshot.rows))))
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.error is not None:
@@ -606,7 +631,7 @@ class ContinuityApp(App[None]):
             return
         directory = message.paths[0].parent
         names = ", ".join(p.name for p in message.paths)
-        self.notify(f"snapshot written to {directory}/: {names}", title="Exported", markup=False, timeout=8)
+        self.notify(f"{directory}/: {names}\n{message.summary}", title="Exported", markup=False, timeout=12)
         self.last_export = message.paths
 
     # ------------------------------------------------------------------ command palette
