@@ -32,7 +32,8 @@ def test_every_place_looked_in_is_named(empty_home: Path, argv: list[str], capsy
     for variable in ("$SENPI_CODING_AGENT_DIR", "$PI_CODING_AGENT_DIR", "$CLAUDE_CONFIG_DIR", "$XUM_ROOT"):
         assert variable in err
     assert "continuity-tui --demo" in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "⏎" not in err
+    assert err.startswith("continuity-tui: no agent data found") and len(err.splitlines()) >= 9
 
 
 def test_the_variables_move_the_places(

@@ -22,8 +22,10 @@ def say(message: str) -> None:
 
     if sys.stderr is None:
         return
+    # a message of several lines (the places looked in when nothing is found) stays several lines, each inert
+    lines = [display(redact_text(line)[0], 2000) for line in message.split("\n")]
     with contextlib.suppress(OSError, ValueError):
-        print(f"continuity-tui: {display(redact_text(message)[0], 2000)}", file=sys.stderr, flush=True)
+        print("continuity-tui: " + "\n".join(lines), file=sys.stderr, flush=True)
 
 
 def fail(message: str) -> int:
