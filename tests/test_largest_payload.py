@@ -27,33 +27,43 @@ def report() -> dict:
         engine.close()
 
 
-def test_the_demo_has_both_sizes_for_one_call(report: dict) -> None:
+def test_the_demo_names_both_calls(report: dict) -> None:
     sent, raw = largest_payloads(report)
-    assert sent is not None and raw is not None and same_call(sent, raw)
-    assert (sent.sent, raw.raw) == (101_940, 151_514)
+    assert sent is not None and raw is not None and not same_call(sent, raw)
+    assert (sent.index, sent.kind, sent.sent) == (19, "fork", 134_071)  # the largest call sent (a fork)
+    assert (raw.index, raw.kind, raw.raw, raw.sent) == (20, "flatten", 151_514, 101_940)  # where dedupe is tried
 
 
 def test_check_labels_each_number(report: dict) -> None:
     lines = {r.name: r.line() for r in evaluate(report, Thresholds())}
-    assert (
-        "largest flatten payload before dedupe: " in lines["directive-share"]
-        and "151514 bytes" in lines["directive-share"]
-    )
-    assert lines["payload-bytes"].startswith("INFO payload-bytes 101940 (largest payload sent, after dedupe: ")
-    assert lines["payload-bytes"].endswith("flatten; 151514 before dedupe)")
+    assert "(largest payload before dedupe: session " in lines["directive-share"]
+    assert "turn 20, 151514 bytes)" in lines["directive-share"]
+    assert lines["payload-bytes"].startswith("INFO payload-bytes 134071 (largest payload sent, after dedupe: ")
+    assert lines["payload-bytes"].endswith("turn 19, fork)")
 
 
 def test_markdown_summary_names_both(report: dict) -> None:
     md = render(report, "md")
-    row = next(line for line in md.splitlines() if line.startswith("| largest payload"))
-    assert row.startswith("| largest payload sent (after dedupe) | 101,940 bytes (")
-    assert "151,514 before dedupe" in row
+    rows = [line for line in md.splitlines() if line.startswith("| largest payload")]
+    assert rows[0].startswith("| largest payload sent (after dedupe) | 134,071 bytes (") and "turn 19" in rows[0]
+    assert rows[1].startswith("| largest payload before dedupe | 151,514 bytes (") and "101,940 sent" in rows[1]
     assert re.search(r"Largest payload before dedupe .*151,514 bytes \(101,940 sent", md)
+
+
+def test_one_call_is_one_row() -> None:
+    report = {"turns": [{"session": "s", "index": 3, "payload_bytes": 900, "payload_bytes_raw": 1200,
+                         "logged": {"kind": "flatten"}}],
+              "directives": {"largest_payload": {"session": "s", "index": 3, "payload_bytes_raw": 1200}}}  # fmt: skip
+    md = render(report, "md")
+    rows = [line for line in md.splitlines() if line.startswith("| largest payload")]
+    assert rows == ["| largest payload sent (after dedupe) | 900 bytes (`s` turn 3, `flatten`; 1,200 before dedupe) |"]
+    lines = {r.name: r.line() for r in evaluate(report, Thresholds())}
+    assert lines["payload-bytes"].endswith("turn 3, flatten; 1200 before dedupe)")
 
 
 def test_html_card_names_both(report: dict) -> None:
     page = render(report, "html")
-    assert "101,940 <small>151,514 before dedupe</small>" in page
+    assert "134,071 <small>largest payload before dedupe: 151,514, turn 20</small>" in page
     assert "largest payload sent (bytes, after dedupe)" in page
     assert "bytes sent" in page
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from core.model import RESEND_KINDS
 from core.report.common import directive_share as common_directive_share
-from core.report.common import turn_kind, turn_payload
+from core.report.common import largest_payloads, turn_kind, turn_payload
 from core.sanitize import display
 
 
@@ -153,8 +153,11 @@ def directive_share(report: dict[str, Any]) -> Measure:
         size = largest["payload_bytes_raw"]
         tags = directives.get("tags") or {}
         copies = sum(t.get("bytes_in_largest_payload") or 0 for t in tags.values())
-        where = (f"largest flatten payload before dedupe: session {largest.get('session')} turn "
-                 f"{largest.get('index')}, {size} bytes")  # fmt: skip
+        raw = largest_payloads(report)[1]
+        noun = raw.noun if raw is not None else "payload"
+        where = (
+            f"largest {noun} before dedupe: session {largest.get('session')} turn {largest.get('index')}, {size} bytes"
+        )
         return Measure(round(min(copies / size, 1.0), 4), where)
     # no flatten call: the largest payload of any call (a delta carries only its own new messages)
     sized = [
