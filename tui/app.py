@@ -71,6 +71,7 @@ from tui.widgets.turn_table import TurnTable
 if TYPE_CHECKING:
     from core.engine import Engine
     from tui.demo_dir import DemoDir
+    from tui.stdin import Spool
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
                                "problems", "toggle_metric", "back", "open", "zoom"})  # fmt: skip
@@ -141,12 +142,15 @@ class ContinuityApp(App[None]):
         max_bytes: int = 512 << 10,
         repaint_hz: float = 10.0,
         demo_dir: DemoDir | None = None,
+        stdin_spool: Spool | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
         self.demo_writer = demo_writer
         self.demo_dir = demo_dir
         """Where `--demo` replays (named on screen by the demo bar)."""
+        self.stdin_spool = stdin_spool
+        """Where `… | continuity-tui -` copies stdin (named on screen the same way)."""
         self.live = live
         """False: read what is there once, then stop (screenshots, snapshot tests)."""
         self.clock = clock
@@ -193,6 +197,8 @@ class ContinuityApp(App[None]):
         yield FilterBar(id="filter")
         if self.demo_dir is not None:
             yield DemoBar(str(self.demo_dir.path), kept=self.demo_dir.kept, id="demo-bar")
+        elif self.stdin_spool is not None:
+            yield DemoBar(str(self.stdin_spool.path), kept=False, label="stdin copied to ", id="demo-bar")
         yield StatusLine(id="status")
         yield Footer()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.engine import Engine
 from core.sources.discover import SourceError
+from tui.stdin import NoTerminal, replace_stdin, spool_all, spool_live, take_stdin_for_ui, wants_stdin
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -78,12 +79,20 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
         from tui.cli import nothing_found
 
         return fail(nothing_found())
+    spool = None
+    if wants_stdin(paths):  # `report -`: stdin spooled to a temp file, removed once the output is written
+        if sys.stdin is None or sys.stdin.isatty():
+            return fail("-: stdin is a terminal, not a pipe (… | continuity-tui report -)")
+        spool = spool_all(sys.stdin.fileno())
+        paths = replace_stdin(paths, spool)
     try:
         engine = open_engine(paths, args.volatile)
     except SourceError as err:
+        if spool is not None:
+            spool.cleanup()
         return fail(f"{err.path}: {err.message}")
     index = None
-    if not getattr(args, "no_cache", False):
+    if not getattr(args, "no_cache", False) and spool is None:  # (a temp file's index would never be read)
         from core.index import Index
 
         index = Index.for_engine(engine, volatile=args.volatile, mode="report")
@@ -98,6 +107,8 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     engine.report_partials()
 
     def finish() -> None:
+        if spool is not None:
+            spool.cleanup()
         if index is None or captured is None:
             return
         index.write(captured())
@@ -107,7 +118,7 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     if not _readable(engine):
         engine.close()
         finish()
-        names = ", ".join(str(p) for p in paths)
+        names = ", ".join("-" if spool is not None and p == spool.path else str(p) for p in paths)
         return fail(f"{names}: nothing readable (no senpi logs, transcripts or event recordings found)")
     return engine, finish
 
@@ -251,14 +262,26 @@ def run_dashboard(args: argparse.Namespace) -> int:
             from tui.cli import nothing_found
 
             return fail(nothing_found())
+    spool = None
+    if wants_stdin(paths):  # `… | continuity-tui -`: stdin copied to a temp file while the UI runs on the terminal
+        if sys.stdin is None or sys.stdin.isatty():
+            return fail("-: stdin is a terminal, not a pipe (… | continuity-tui -)")
+        try:
+            pipe = take_stdin_for_ui()
+        except NoTerminal as err:
+            return fail(f"-: a pipe on stdin and no terminal for the dashboard ({err}); use continuity-tui report -")
+        spool = spool_live(pipe)
+        paths = replace_stdin(paths, spool)
     try:
         engine = open_engine(paths, args.volatile, watch=True)
     except SourceError as err:
         if demo is not None:
             demo.cleanup()
+        if spool is not None:
+            spool.cleanup()
         return fail(f"{err.path}: {err.message}")
     index = None
-    if writer is None and not args.no_cache:  # a demo dir is new each time: its index would never be read
+    if writer is None and spool is None and not args.no_cache:  # a demo dir or stdin: a new file each time
         from core.index import Index
 
         index = Index.for_engine(engine, volatile=args.volatile, mode="live")
@@ -266,7 +289,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         engine.before_first_poll(lambda: restore(engine))  # in the ingest worker: the first frame is not delayed
     from tui.app import ContinuityApp
 
-    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo)
+    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool)
     try:
         app.run()
         if index is not None and app.return_code in (None, 0):
@@ -277,6 +300,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if writer is not None:
             writer.stop()
         engine.close()
+        if spool is not None:
+            spool.cleanup()
         if demo is not None:
             demo.cleanup()  # a temp dir goes; a --demo-dir stays (named on exit so it can be found again)
             if demo.kept:
