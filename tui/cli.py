@@ -40,7 +40,7 @@ def senpi_home() -> tuple[Path, bool]:
     return base / "logs", bool(env)
 
 
-def nothing_found() -> str:
+def nothing_found() -> list[str]:
     """The message for no PATH and no data anywhere: every place looked in, and the way to see the tool work.
 
     It named one senpi path; a pi or Claude Code user then did not know their dirs had been looked in too."""
@@ -62,7 +62,7 @@ def nothing_found() -> str:
         "Give a PATH (a logs/, sessions/ or projects/ dir, or files), set one of the variables above,",
         "or see it work on bundled data: continuity-tui --demo",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

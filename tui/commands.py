@@ -23,10 +23,21 @@ def say(message: str) -> None:
 
     if sys.stderr is None:
         return
-    # a message of several lines (the places looked in when nothing is found) stays several lines, each inert
-    lines = [display(redact_text(line)[0], 2000) for line in message.split("\n")]
     with contextlib.suppress(OSError, ValueError):
-        print("continuity-tui: " + "\n".join(lines), file=sys.stderr, flush=True)
+        print(f"continuity-tui: {display(redact_text(message)[0], 2000)}", file=sys.stderr, flush=True)
+
+
+def say_lines(lines: list[str]) -> None:
+    """Several lines this tool composed (the places looked in when nothing is found), each redacted and inert as
+    `say` makes one: a line break inside a value is never taken for one of these."""
+    from core.report.redact import redact_text
+    from core.sanitize import display
+
+    if sys.stderr is None:
+        return
+    text = "\n".join(display(redact_text(line)[0], 2000) for line in lines)
+    with contextlib.suppress(OSError, ValueError):
+        print(f"continuity-tui: {text}", file=sys.stderr, flush=True)
 
 
 def fail(message: str) -> int:
@@ -78,7 +89,8 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     if defaults_missing(args, paths):
         from tui.cli import nothing_found
 
-        return fail(nothing_found())
+        say_lines(nothing_found())
+        return EXIT_USAGE
     spool = None
     if wants_stdin(paths):  # `report -`: stdin spooled to a temp file, removed once the output is written
         if sys.stdin is None or sys.stdin.isatty():
@@ -261,7 +273,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if defaults_missing(args, paths):
             from tui.cli import nothing_found
 
-            return fail(nothing_found())
+            say_lines(nothing_found())
+            return EXIT_USAGE
     spool = None
     if wants_stdin(paths):  # `… | continuity-tui -`: stdin copied to a temp file while the UI runs on the terminal
         if sys.stdin is None or sys.stdin.isatty():
