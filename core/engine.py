@@ -229,17 +229,42 @@ class Engine:
         Live, such bytes are a write in progress and simply wait; only a snapshot (report, check) calls this.
         """
         with self.lock:
-            for held in self.sources.held_partials():
-                key = (held.path, held.offset, held.size)
-                # a JSON document (mux partial.json) needs no final newline: it was read whole, not torn
-                if held.path in self._documents or key in self._partials_reported:
-                    continue
+            for key, problem in self._partial_problems():
                 self._partials_reported.add(key)
-                self.state.add_problem(
-                    Problem(held.path, held.lineno, held.offset,
-                            f"incomplete last line: {held.size} bytes without a newline (a write in progress "
-                            "or a torn write); not read", now_ms())
-                )  # fmt: skip
+                self.state.add_problem(problem)
+
+    def pending_problems(self) -> list[Problem]:
+        """What a snapshot would count as problems that the live state still holds back, without counting them:
+        unterminated last lines (`report_partials`) and lines of files no format recognised yet
+        (`finish_pending`). The dashboard shows them as pending and its export includes them, so its count
+        equals `report`'s on the same files (it said 5 where `report` said 6: an incomplete last line)."""
+        with self.lock:
+            out = [problem for _key, problem in self._partial_problems()]
+            for path, pending in self._pending.items():
+                for line in pending.lines:
+                    obj = load_object(path, line.lineno, line.offset, line.data)
+                    reason = obj.error if isinstance(obj, Problem) else "no format this tool reads matched it"
+                    out.append(Problem(path, line.lineno, line.offset, f"{reason} (file format not recognised)",
+                                       now_ms()))  # fmt: skip
+            return out
+
+    def pending_count(self) -> int:
+        """`len(pending_problems())` without building them (the status line asks on every snapshot)."""
+        with self.lock:
+            return len(self._partial_problems()) + sum(len(p.lines) for p in self._pending.values())
+
+    def _partial_problems(self) -> list[tuple[tuple[str, int, int], Problem]]:
+        """Held partial lines not reported yet, each with its key in `_partials_reported` (call with the lock)."""
+        out = []
+        for held in self.sources.held_partials():
+            key = (held.path, held.offset, held.size)
+            # a JSON document (mux partial.json) needs no final newline: it was read whole, not torn
+            if held.path in self._documents or key in self._partials_reported:
+                continue
+            out.append((key, Problem(held.path, held.lineno, held.offset,
+                                     f"incomplete last line: {held.size} bytes without a newline (a write in "
+                                     "progress or a torn write); not read", now_ms())))  # fmt: skip
+        return out
 
     def finish_pending(self) -> None:
         """Files never recognised: their held lines become problems (nothing is silently dropped)."""

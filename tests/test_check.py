@@ -89,7 +89,7 @@ def test_avoidable_directive_share_and_payload_on_analysed_data(agent: Path) -> 
     ]
     assert results[0].line() == "FAIL avoidable 1 > max 0 (of 2 re-sends in transcripts)"
     assert results[1].line() == (
-        f"FAIL directive-share 0.9925 > max 0.9900 (largest payload: session {SESSION_ID} turn 4, 75174 bytes)"
+        f"FAIL directive-share 0.9925 > max 0.9900 (largest payload before dedupe: session {SESSION_ID} turn 4, 75174 bytes)"
     )
 
 
@@ -143,5 +143,5 @@ def test_directive_share_without_a_flatten_uses_the_largest_call() -> None:
     assert result.measured == 0.25 and not result.ok
     assert (
         result.line()
-        == "FAIL directive-share 0.2500 > max 0.2000 (largest payload (no flatten): session S turn 2, 1000 bytes)"
+        == "FAIL directive-share 0.2500 > max 0.2000 (largest payload before dedupe (no flatten): session S turn 2, 1000 bytes)"
     )

@@ -74,7 +74,7 @@ def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
     assert f"### `{SESSION_ID}` turn 2" in md
     assert "- Outcome: rewritten (volatile-only); evidence: transcript" in md
     assert ".content[0].startedAt  missing_in_capture  volatile  capture=null  commit=1785819137555" in md
-    assert "Largest payload: 75,174 bytes" in md
+    assert "Largest payload before dedupe (the one dedupe is simulated on): 75,174 bytes" in md
     agree, judged = agreement(report) or (0, 0)
     assert agree < judged and f"| replay agrees with the logged decision | {agree} of {judged} turns |" in md
     assert "| `delta/prefix_matched/1` | `fork/assistant_rewritten/1` | kind: logged delta, replay fork |" in md

@@ -58,7 +58,7 @@ def test_no_path_reads_every_home_that_exists_else_says_where_it_looked(
     assert resolve_paths(argparse.Namespace(paths=[])) == []
     assert main(["report"]) == 2
     err = capsys.readouterr().err
-    assert "no PATH given and no agent's files found here" in err and str(tmp_path / ".senpi/agent/logs") in err
+    assert "no agent data found" in err and "~/.senpi/agent/logs" in err
     (tmp_path / ".claude/projects").mkdir(parents=True)
     assert resolve_paths(argparse.Namespace(paths=[])) == [tmp_path / ".claude/projects"]
     (tmp_path / ".senpi/agent/logs").mkdir(parents=True)

@@ -244,3 +244,9 @@ class FakeEngine:
 
     def pending_bytes(self) -> int:
         return 0
+
+    def pending_count(self) -> int:
+        return 0
+
+    def pending_problems(self) -> list[Any]:
+        return []

@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -58,6 +58,7 @@ from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
 from tui.view import EngineView, Snapshot, SnapshotBuilder, is_rewritten, payload_bytes, prompt_tokens, row_kind
+from tui.widgets.demo_bar import DemoBar
 from tui.widgets.directives import DirectivePane
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.payload_graph import GraphData, PayloadGraph
@@ -67,6 +68,10 @@ from tui.widgets.sessions import SessionList
 from tui.widgets.status import StatusLine, StatusState
 from tui.widgets.turn_table import TurnTable
 
+if TYPE_CHECKING:
+    from tui.demo_dir import DemoDir
+    from tui.stdin import Spool
+
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
                                "problems", "toggle_metric", "back", "open", "zoom"})  # fmt: skip
 POST_YIELD_S = 0.015
@@ -74,6 +79,23 @@ BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
 SHORT = 32  # below this height panes use their compact heights
+
+
+def export_summary(report: dict[str, Any], row_filter: RowFilter, rows: int) -> str:
+    """What an export included, in one line: it honours the session and the `/` filter, not the log counts."""
+    turns = len(report.get("turns") or [])
+    sessions = len(report.get("sessions") or [])
+    scope = []
+    if row_filter.session_id is not None:
+        scope.append(f"session {row_filter.session_id[:8]}")
+    if row_filter.text:
+        scope.append(f"filter {row_filter.text}")
+    lines = (report.get("continuity") or {}).get("events") or 0
+    what = f"{turns:,} of {rows:,} turns, {sessions:,} session{'s' if sessions != 1 else ''}"
+    if scope:
+        what += " (" + ", ".join(scope) + ")"
+    problems = report.get("problems_total") or 0
+    return f"included {what}; {problems:,} problems; the log's decision counts cover all {lines:,} lines"
 
 
 def _build(entry: Pane) -> Widget:
@@ -118,10 +140,16 @@ class ContinuityApp(App[None]):
         heartbeat: float = 0.5,
         max_bytes: int = 512 << 10,
         repaint_hz: float = 10.0,
+        demo_dir: DemoDir | None = None,
+        stdin_spool: Spool | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
         self.demo_writer = demo_writer
+        self.demo_dir = demo_dir
+        """Where `--demo` replays (named on screen by the demo bar)."""
+        self.stdin_spool = stdin_spool
+        """Where `… | continuity-tui -` copies stdin (named on screen the same way)."""
         self.live = live
         """False: read what is there once, then stop (screenshots, snapshot tests)."""
         self.clock = clock
@@ -142,6 +170,7 @@ class ContinuityApp(App[None]):
         self._filter_timer: Any = None
         self._switch_interval: float | None = None
         self._session_rates: SessionRates | None = None
+        self._painted_problems = -2
 
     # ------------------------------------------------------------------ layout
     @property
@@ -165,6 +194,10 @@ class ContinuityApp(App[None]):
         with Horizontal(id="middle"):
             yield from map(_build, in_slot("middle"))
         yield FilterBar(id="filter")
+        if self.demo_dir is not None:
+            yield DemoBar(str(self.demo_dir.path), kept=self.demo_dir.kept, id="demo-bar")
+        elif self.stdin_spool is not None:
+            yield DemoBar(str(self.stdin_spool.path), kept=False, label="stdin copied to ", id="demo-bar")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -306,8 +339,12 @@ class ContinuityApp(App[None]):
             sessions.set_sessions(snapshot.sessions)
             self._update_directives()
             self._update_graph()
+        if snapshot.version != self._painted_problems or snapshot.pending is not previous.pending:
+            self._painted_problems = snapshot.version
             if self._problems_screen is not None and self._problems_screen.is_attached:
-                self._problems_screen.show(snapshot.problems, snapshot.status.problems_total, snapshot.status.roots)
+                status = snapshot.status
+                self._problems_screen.show(snapshot.problems, status.problems_total, status.roots, snapshot.pending,
+                                           status.pending)  # fmt: skip
         self._update_status()
 
     def _show_rates(self) -> None:
@@ -357,7 +394,7 @@ class ContinuityApp(App[None]):
             # bytes when most turns have them (reconstructed prompts); senpi's diagnostics alone only size
             # flatten/bootstrap calls, and a graph of spikes over gaps hides the deltas, so tokens then
             sized = sum(1 for t in turns if payload_bytes(t) is not None)
-            metric = "bytes" if turns and sized * 2 >= len(turns) else "tokens"
+            metric = "bytes" if not turns or sized * 2 >= len(turns) else "tokens"  # (no flip from an empty start)
         values: list[int | None] = []
         for row in window:
             if not isinstance(row, Turn):
@@ -546,7 +583,8 @@ class ContinuityApp(App[None]):
 
     def action_problems(self) -> None:
         status = self.snapshot.status
-        screen = ProblemsScreen(self.snapshot.problems, status.problems_total, status.roots)
+        screen = ProblemsScreen(self.snapshot.problems, status.problems_total, status.roots, self.snapshot.pending,
+                                status.pending)  # fmt: skip
         self._problems_screen = screen
         self.push_screen(screen)
 
@@ -557,7 +595,7 @@ class ContinuityApp(App[None]):
     @work(thread=True, group="export", exit_on_error=False, name="export")
     def _export(self) -> None:
         """Write JSON + Markdown + HTML into a new directory (worker thread: it reads state and disk)."""
-        from core.report import ReportOptions, export  # the dashboard starts without the report renderers
+        from core.report import ReportOptions, build_report, write_report  # the dashboard starts without them
 
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock()))
         base = self.export_dir if self.export_dir is not None else Path.cwd()
@@ -566,12 +604,22 @@ class ContinuityApp(App[None]):
         while directory.exists():
             suffix += 1
             directory = base / f"continuity-snapshot-{stamp}-{suffix}"
+        row_filter = self.row_filter
         try:
-            paths = export(self.engine, directory, ReportOptions(session=self.row_filter.session_id))
+            # what the live tail still holds back is counted as `report` counts it (it said 5 where report said 6)
+            pending = tuple(self.engine.pending_problems())
+            options = ReportOptions(
+                session=row_filter.session_id,
+                pending=pending,
+                turn_filter=row_filter.matches if row_filter.terms else None,  # the table's `/` filter, as on screen
+                filter_text=row_filter.text or None,
+            )
+            report = build_report(self.engine, options)
+            paths = write_report(report, directory)
         except Exception as err:
             self.post_message(ExportDone([], f"{type(err).__name__}: {err}"))
             return
-        self.post_message(ExportDone(paths))
+        self.post_message(ExportDone(paths, summary=export_summary(report, row_filter, len(self.snapshot.rows))))
 
     def on_export_done(self, message: ExportDone) -> None:
         if message.error is not None:
@@ -581,12 +629,13 @@ class ContinuityApp(App[None]):
             return
         directory = message.paths[0].parent
         names = ", ".join(p.name for p in message.paths)
-        self.notify(f"snapshot written to {directory}/: {names}", title="Exported", markup=False, timeout=8)
+        self.notify(f"{directory}/: {names}\n{message.summary}", title="Exported", markup=False, timeout=12)
         self.last_export = message.paths
 
     # ------------------------------------------------------------------ command palette
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Keys" (its key panel) stood next to ours: one "Keys" entry, the help screen's
+        yield from (command for command in super().get_system_commands(screen) if command.title != "Keys")
         yield SystemCommand("Next rewritten turn", "Jump to the next turn whose commit was rewritten (r)",
                             self.action_next_rewritten)  # fmt: skip
         yield SystemCommand("Previous rewritten turn", "Jump to the previous rewritten turn (R)",
@@ -603,7 +652,7 @@ class ContinuityApp(App[None]):
         yield SystemCommand("Problems", "Bad lines with file:line, offset and reason (p)", self.action_problems)
         yield SystemCommand("Payload graph: bytes / tokens", "Switch what the graph measures (b)",
                             self.action_toggle_metric)  # fmt: skip
-        yield SystemCommand("Keys", "Every key of the dashboard (?)", self.action_help)
+        yield SystemCommand("Keys", "Help: every key, pane, column, flag, kind, reason and term (?)", self.action_help)
         for entry in zoomable():
             yield SystemCommand(f"Zoom {entry.title.lower()}", "Show it full screen; Esc restores the dashboard",
                                 lambda pane_id=entry.id: self._zoom(pane_id))  # fmt: skip

@@ -82,6 +82,12 @@ def dashboard_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo", action="store_true", help="open on a demo agent dir that a background writer fills live"
     )
+    parser.add_argument(
+        "--demo-dir",
+        type=Path,
+        metavar="DIR",
+        help="with --demo (implies it): replay into DIR and keep it on exit (default: a temp dir, removed on exit)",
+    )
     parser.add_argument("--version", action="version", version=f"continuity-tui {__version__}")
     return parser
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from core.agents import default_roots, home_candidates
+from core.agents import AGENTS, default_roots
 from core.engine import Engine
 from core.sources.discover import SourceError
+from tui.stdin import NoTerminal, replace_stdin, spool_all, spool_live, take_stdin_for_ui, wants_stdin
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -28,6 +29,19 @@ def say(message: str) -> None:
         print(f"continuity-tui: {display(redact_text(message)[0], 2000)}", file=sys.stderr, flush=True)
 
 
+def say_lines(lines: list[str]) -> None:
+    """Several lines this tool composed (the places looked in when nothing is found), each redacted and inert as
+    `say` makes one: a line break inside a value is never taken for one of these."""
+    from core.report.redact import redact_text
+    from core.sanitize import display
+
+    if sys.stderr is None:
+        return
+    text = "\n".join(display(redact_text(line)[0], 2000) for line in lines)
+    with contextlib.suppress(OSError, ValueError):
+        print(f"continuity-tui: {text}", file=sys.stderr, flush=True)
+
+
 def fail(message: str) -> int:
     say(message)
     return EXIT_USAGE
@@ -39,9 +53,31 @@ def resolve_paths(args: argparse.Namespace) -> list[Path]:
 
 
 def no_home() -> int:
-    """No PATH and no agent's home here: say where the agents would keep their files."""
-    looked = ", ".join(str(path) for path in home_candidates())
-    return fail(f"no PATH given and no agent's files found here (looked in {looked})")
+    """No PATH and no agent's home here: every place looked in (each agent's homes, with the variable that moves
+    it) and the way to see the tool work. It named one senpi path; a pi or Claude Code user then could not tell
+    their dirs had been looked in too."""
+    env, home = os.environ, Path.home()
+
+    def short(path: Path) -> str:
+        text, root = str(path), str(home)
+        return "~" + text[len(root) :] if root != "/" and (text == root or text.startswith(root + os.sep)) else text
+
+    rows = [
+        (agent.name, short(path), " or ".join(f"${name}" for name in spec.env))
+        for agent in AGENTS
+        for spec in agent.homes
+        for path in spec.candidates(env, home)
+    ]
+    width = max(len(path) for _agent, path, _env in rows)
+    lines = ["no agent data found (no PATH given). Looked in:"]
+    for agent, path, env_names in rows:
+        lines.append(f"  {path:<{width}}  {agent}" + (f" ({env_names})" if env_names else ""))
+    lines += [
+        "Give a PATH (a logs/, sessions/ or projects/ dir, or files), set one of the variables above,",
+        "or see it work on bundled data: continuity-tui --demo",
+    ]
+    say_lines(lines)
+    return EXIT_USAGE
 
 
 def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) -> Engine:
@@ -76,12 +112,20 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     paths = resolve_paths(args)
     if not paths:
         return no_home()
+    spool = None
+    if wants_stdin(paths):  # `report -`: stdin spooled to a temp file, removed once the output is written
+        if sys.stdin is None or sys.stdin.isatty():
+            return fail("-: stdin is a terminal, not a pipe (… | continuity-tui report -)")
+        spool = spool_all(sys.stdin.fileno())
+        paths = replace_stdin(paths, spool)
     try:
         engine = open_engine(paths, args.volatile)
     except SourceError as err:
+        if spool is not None:
+            spool.cleanup()
         return fail(f"{err.path}: {err.message}")
     index = None
-    if not getattr(args, "no_cache", False):
+    if not getattr(args, "no_cache", False) and spool is None:  # (a temp file's index would never be read)
         from core.index import Index
 
         index = Index.for_engine(engine, volatile=args.volatile, mode="report")
@@ -96,6 +140,8 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     engine.report_partials()
 
     def finish() -> None:
+        if spool is not None:
+            spool.cleanup()
         if index is None or captured is None:
             return
         index.write(captured())
@@ -105,7 +151,7 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     if not _readable(engine):
         engine.close()
         finish()
-        names = ", ".join(str(p) for p in paths)
+        names = ", ".join("-" if spool is not None and p == spool.path else str(p) for p in paths)
         return fail(f"{names}: nothing readable (no senpi logs, transcripts or event recordings found)")
     return engine, finish
 
@@ -230,23 +276,43 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_dashboard(args: argparse.Namespace) -> int:
     writer = None
-    if args.demo:
+    demo = None
+    if args.demo or args.demo_dir is not None:
         from core.demo.writer import DemoWriter, demo_source
+        from tui.demo_dir import DemoDirError, prepare
 
-        target = Path(tempfile.mkdtemp(prefix="continuity-demo-")) / "agent"
-        target.mkdir(parents=True)
-        writer = DemoWriter(demo_source(), target)
-        paths = [target]
+        if args.paths:
+            return fail("--demo replays the bundled data: give no PATH with it")
+        try:
+            demo = prepare(args.demo_dir)
+        except (DemoDirError, OSError) as err:
+            return fail(str(err))
+        writer = DemoWriter(demo_source(), demo.path)
+        paths = [demo.path]
     else:
         paths = resolve_paths(args)
         if not paths:
             return no_home()
+    spool = None
+    if wants_stdin(paths):  # `… | continuity-tui -`: stdin copied to a temp file while the UI runs on the terminal
+        if sys.stdin is None or sys.stdin.isatty():
+            return fail("-: stdin is a terminal, not a pipe (… | continuity-tui -)")
+        try:
+            pipe = take_stdin_for_ui()
+        except NoTerminal as err:
+            return fail(f"-: a pipe on stdin and no terminal for the dashboard ({err}); use continuity-tui report -")
+        spool = spool_live(pipe)
+        paths = replace_stdin(paths, spool)
     try:
         engine = open_engine(paths, args.volatile, watch=True)
     except SourceError as err:
+        if demo is not None:
+            demo.cleanup()
+        if spool is not None:
+            spool.cleanup()
         return fail(f"{err.path}: {err.message}")
     index = None
-    if writer is None and not args.no_cache:  # a demo dir is new each time: its index would never be read
+    if writer is None and spool is None and not args.no_cache:  # a demo dir or stdin: a new file each time
         from core.index import Index
 
         index = Index.for_engine(engine, volatile=args.volatile, mode="live")
@@ -254,7 +320,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         engine.before_first_poll(lambda: restore(engine))  # in the ingest worker: the first frame is not delayed
     from tui.app import ContinuityApp
 
-    app = ContinuityApp(engine, demo_writer=writer)
+    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool)
     try:
         app.run()
         if index is not None and app.return_code in (None, 0):
@@ -265,4 +331,10 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if writer is not None:
             writer.stop()
         engine.close()
+        if spool is not None:
+            spool.cleanup()
+        if demo is not None:
+            demo.cleanup()  # a temp dir goes; a --demo-dir stays (named on exit so it can be found again)
+            if demo.kept:
+                notice(f"the demo data is kept in {demo.path}")
     return EXIT_OK

@@ -27,7 +27,9 @@ class SnapshotReady(Message):
 class ExportDone(Message):
     """The `e` export finished: the files written, or why it failed."""
 
-    def __init__(self, paths: list[Path], error: str | None = None) -> None:
+    def __init__(self, paths: list[Path], error: str | None = None, summary: str = "") -> None:
         super().__init__()
         self.paths = paths
         self.error = error
+        self.summary = summary
+        """What the export included (turns, sessions, the filter), for the toast."""

@@ -64,6 +64,10 @@ class EngineView(Protocol):
 
     def pending_bytes(self) -> int: ...
 
+    def pending_count(self) -> int: ...
+
+    def pending_problems(self) -> list[Problem]: ...
+
 
 Row = Turn | ContinuityLine
 """One line of the turn table: a transcript turn, or a log line in logs-only mode."""
@@ -206,6 +210,9 @@ class Status:
     pending_bytes: int
     roots: tuple[str, ...]
     waiting: bool  # no file found yet under an existing directory
+    pending: int = 0
+    """Lines a snapshot report would count as problems that the live tail still holds back (an unterminated last
+    line: a write in progress; lines of a file no format recognised yet): `Engine.pending_problems`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +247,7 @@ class Snapshot:
     logs_only: bool
     problems: tuple[Problem, ...]  # newest first
     dedupe: DedupeInfo | None = None
+    pending: tuple[Problem, ...] = ()  # what `Status.pending` counts (the first `MAX_PENDING_SHOWN`)
 
     @staticmethod
     def empty(wall_ms: int = 0) -> Snapshot:
@@ -468,6 +476,10 @@ the parked history every second cost ~12 % of a core while one live session was 
 history (2,000 sessions, 46,000 turns: py-spy, `summarize` under `_session_summaries`)."""
 
 
+MAX_PENDING_SHOWN = 200
+"""Held-back lines listed on the problems screen (the status line counts them all)."""
+
+
 class SnapshotBuilder:
     """Turns engine state into `Snapshot`s (worker thread only; call `build` with the engine lock held)."""
 
@@ -484,6 +496,7 @@ class SnapshotBuilder:
         self._last_mark: tuple[object, ...] | None = None
         self._dedupe_waiting = True  # the largest flatten is not simulated yet (gated by backfill or 3 s)
         self._recount_behind = False  # unchanged sessions left over the last snapshot's recount budget
+        self._held_at = float("-inf")
 
     def build(self) -> Snapshot:
         engine = self.engine
@@ -505,14 +518,22 @@ class SnapshotBuilder:
             pending = last.status.pending_bytes
             dedupe = self._simulate(state, last.sessions, now, pending) if self._dedupe_waiting else last.dedupe
             same_rates = replace(rates, window_end_ms=last.rates.window_end_ms) == last.rates  # (not shown)
-            if same_rates and lines_per_s == last.status.lines_per_s and dedupe is last.dedupe:
+            # a partial line appended moves no mark (it is not a line yet): the held-back count is asked here
+            held = self._held() if now - self._held_at >= 1.0 else (last.status.pending, last.pending)
+            if (
+                same_rates
+                and lines_per_s == last.status.lines_per_s
+                and dedupe is last.dedupe
+                and held[0] == last.status.pending
+            ):
                 return last  # the very same snapshot: the caller has nothing to repaint
             snapshot = replace(
                 last,
                 wall_ms=wall_ms,
                 rates=rates,
-                status=replace(last.status, lines_per_s=lines_per_s),
+                status=replace(last.status, lines_per_s=lines_per_s, pending=held[0]),
                 dedupe=dedupe,
+                pending=held[1],
             )
             self._last = snapshot
             return snapshot
@@ -540,6 +561,7 @@ class SnapshotBuilder:
         rates = self._rates(state, wall_ms)
         sessions = tuple(self._session_summaries(state, now))
         files = self._files()
+        held, held_list = self._held()
         status = Status(
             files=files,
             bytes=engine.total_bytes,
@@ -549,6 +571,7 @@ class SnapshotBuilder:
             pending_bytes=self._pending(),
             roots=tuple(str(r) for r in engine.roots),
             waiting=files == 0,
+            pending=held,
         )
         return Snapshot(
             version=state.version,
@@ -561,6 +584,7 @@ class SnapshotBuilder:
             logs_only=self.rows.logs_only,
             problems=tuple(reversed(state.problems)),
             dedupe=self._simulate(state, sessions, now, status.pending_bytes),
+            pending=held_list,
         )
 
     def _session_summaries(self, state: State, now: float) -> list[SessionSummary]:
@@ -654,6 +678,14 @@ class SnapshotBuilder:
             session.session_id, index, first.bytes_before, first.bytes_after, senpi.bytes_after if senpi else None
         )
         return self._dedupe
+
+    def _held(self) -> tuple[int, tuple[Problem, ...]]:
+        """How many lines the tail holds back that a report would count as problems, and the first of them."""
+        self._held_at = self.clock()
+        count = self.engine.pending_count()
+        if not count:
+            return 0, ()
+        return count, tuple(self.engine.pending_problems()[:MAX_PENDING_SHOWN])
 
     def _files(self) -> int:
         return self.engine.file_count()  # without building the whole file list

@@ -25,6 +25,7 @@ FILE_STEM = "continuity-report"
 
 __all__ = [
     "FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render", "render_bytes", "write",
+    "write_report",
 ]  # fmt: skip
 
 _TURNS_MARK = "\x00continuity-tui:turns\x00"
@@ -103,9 +104,13 @@ def export(
     formats: tuple[str, ...] = FORMATS,
 ) -> list[Path]:
     """Write `continuity-report.{json,md,html}` into `directory` from one snapshot (the TUI's `e` key)."""
+    return write_report(build_report(engine, options), directory, formats)
+
+
+def write_report(report: dict[str, Any], directory: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """`export` of a report already built (the dashboard reads it back to say what it included)."""
     from core.report.output import write_file
 
-    report = build_report(engine, options)
     directory.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for fmt in formats:

@@ -78,7 +78,7 @@ class _Builder:
     def build(self) -> dict[str, Any]:
         selected = self._sessions()
         turns = [turn for _, session_turns in selected for turn in session_turns]
-        problems = list(self.state.problems)[-MAX_PROBLEMS:]
+        problems = [*self.state.problems, *self.options.pending][-MAX_PROBLEMS:]
         return {
             "schema": SCHEMA,
             "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
@@ -89,9 +89,11 @@ class _Builder:
             "sessions": [self._session(session, session_turns) for session, session_turns in selected],
             "turns": self._turns(selected),
             "directives": sections.directives(selected),
-            "counterfactual": sections.counterfactual(turns, None if self.options.windowed else selected),
+            "counterfactual": sections.counterfactual(
+                turns, None if self.options.windowed or self.options.filtered else selected
+            ),
             "problems": [self._problem(p) for p in problems],
-            "problems_total": max(self.state.problems_total, len(problems)),
+            "problems_total": max(self.state.problems_total + len(self.options.pending), len(problems)),
         }
 
     # ------------------------------------------------------------------ selection
@@ -104,9 +106,10 @@ class _Builder:
             sessions = exact or [s for s in sessions if s.session_id.startswith(wanted)]
         sessions.sort(key=_started)
         out: list[tuple[SessionState, list[Turn]]] = []
+        narrowed = self.options.windowed or self.options.filtered
         for session in sessions:
-            turns = [t for t in session.turns if self.options.in_window(t.ts_ms)]
-            if turns or not self.options.windowed:
+            turns = [t for t in session.turns if self.options.keeps(t)]
+            if turns or not narrowed:
                 out.append((session, turns))
         return out
 
@@ -117,6 +120,7 @@ class _Builder:
             "until": iso(self.options.until_ms),
             "sessions_matched": len(selected),
             "include_text": self.options.include_text,
+            "filter": opt_text(self.options.filter_text),
         }
 
     # ------------------------------------------------------------------ sources, problems

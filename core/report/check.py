@@ -8,7 +8,8 @@
 * avoidable: re-sends caused by a volatile-only rewrite (`counterfactual.resends_avoidable`).
 * directive-share: the part of the largest raw payload made of tagged directive copies (the number behind
   "the 875 KB prompt was 73 % duplicates"); the largest payload is where duplicates hurt.
-* payload-bytes: the largest payload one call sent (reconstructed, else the size the agent logged).
+* payload-bytes: the largest payload one call sent, after the agent's own dedupe (reconstructed, else the size
+  the agent logged); its line also gives that call's size before dedupe, the one directive-share is taken of.
 
 A threshold whose value cannot be measured from the data fails: a gate that cannot see must not pass
 silently. With no threshold given, every measure is printed as information and the check passes.
@@ -22,7 +23,7 @@ from typing import Any
 
 from core.model import RESEND_KINDS
 from core.report.common import directive_share as common_directive_share
-from core.report.common import turn_kind, turn_payload
+from core.report.common import largest_payloads, turn_kind, turn_payload
 from core.sanitize import display
 
 
@@ -152,7 +153,11 @@ def directive_share(report: dict[str, Any]) -> Measure:
         size = largest["payload_bytes_raw"]
         tags = directives.get("tags") or {}
         copies = sum(t.get("bytes_in_largest_payload") or 0 for t in tags.values())
-        where = f"largest payload: session {largest.get('session')} turn {largest.get('index')}, {size} bytes"
+        raw = largest_payloads(report)[1]
+        noun = raw.noun if raw is not None else "payload"
+        where = (
+            f"largest {noun} before dedupe: session {largest.get('session')} turn {largest.get('index')}, {size} bytes"
+        )
         return Measure(round(min(copies / size, 1.0), 4), where)
     # no flatten call: the largest payload of any call (a delta carries only its own new messages)
     sized = [
@@ -162,7 +167,7 @@ def directive_share(report: dict[str, Any]) -> Measure:
         return Measure(None, "no reconstructed payload")
     turn = max(sized, key=lambda t: t["payload_bytes_raw"])
     share = common_directive_share(turn) or 0.0
-    where = f"largest payload (no flatten): session {turn.get('session')} turn {turn.get('index')}"
+    where = f"largest payload before dedupe (no flatten): session {turn.get('session')} turn {turn.get('index')}"
     return Measure(round(share, 4), f"{where}, {turn['payload_bytes_raw']} bytes")
 
 
@@ -179,7 +184,10 @@ def payload_bytes(report: dict[str, Any]) -> Measure:
     if best is None:
         return Measure(None, "no payload size known")
     kind = turn_kind(best) or "?"
-    return Measure(best_size, f"session {best.get('session')} turn {best.get('index')}, {kind}")
+    raw = best.get("payload_bytes_raw")
+    before = f"; {raw} before dedupe" if isinstance(raw, int) and raw != best_size else ""
+    return Measure(best_size, f"largest payload sent, after dedupe: session {best.get('session')} turn "
+                              f"{best.get('index')}, {kind}{before}")  # fmt: skip
 
 
 __all__ = ["Measure", "Result", "Thresholds", "evaluate"]

@@ -5,6 +5,7 @@ They read only the report dict (never state), so a report loaded back from JSON 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -53,6 +54,55 @@ def turn_payload(turn: dict[str, Any]) -> int | None:
     logged = turn.get("logged")
     value = logged.get("payload_bytes") if isinstance(logged, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """One call's payload, with both sizes: sent (after the agent's own dedupe) and before dedupe (raw)."""
+
+    session: str | None
+    index: int | None
+    kind: str | None
+    sent: int | None
+    raw: int | None
+    #: "payload" when no call has more bytes before dedupe, else "flatten payload" (`directives.largest_payload`
+    #: is chosen among flatten calls, where directive copies pile up and dedupe is simulated)
+    noun: str = "payload"
+
+
+def largest_payloads(report: dict[str, Any]) -> tuple[Payload | None, Payload | None]:
+    """(the largest payload sent, the largest before dedupe), each labelled with its other size.
+
+    Two numbers used to stand side by side unlabelled (`check`: 151514 and 101940 for the same turn 20; the
+    summary said 151,514 where the graph's top said 102K): the raw one is where directive copies pile up and
+    dedupe is simulated (`directives.largest_payload`), the sent one is what the provider received. Often the
+    same call; when not, both are named."""
+    turns = report.get("turns") or []
+    sent: Payload | None = None
+    by_key: dict[tuple[Any, Any], dict[str, Any]] = {}
+    most_raw = 0
+    for turn in turns:
+        by_key[(turn.get("session"), turn.get("index"))] = turn
+        raw_size = turn.get("payload_bytes_raw")
+        if isinstance(raw_size, int) and raw_size > most_raw:
+            most_raw = raw_size
+        size = turn_payload(turn)
+        if size is not None and (sent is None or size > (sent.sent or 0)):
+            raw = turn.get("payload_bytes_raw")
+            sent = Payload(turn.get("session"), turn.get("index"), turn_kind(turn), size,
+                           raw if isinstance(raw, int) else None)  # fmt: skip
+    largest = (report.get("directives") or {}).get("largest_payload")
+    raw_payload: Payload | None = None
+    if isinstance(largest, dict) and isinstance(largest.get("payload_bytes_raw"), int):
+        turn = by_key.get((largest.get("session"), largest.get("index"))) or {}
+        noun = "payload" if largest["payload_bytes_raw"] >= most_raw else "flatten payload"
+        raw_payload = Payload(largest.get("session"), largest.get("index"), turn_kind(turn), turn_payload(turn),
+                              largest["payload_bytes_raw"], noun)  # fmt: skip
+    return sent, raw_payload
+
+
+def same_call(a: Payload | None, b: Payload | None) -> bool:
+    return a is not None and b is not None and (a.session, a.index) == (b.session, b.index)
 
 
 def directive_share(turn: dict[str, Any]) -> float | None:

@@ -22,12 +22,15 @@ from core.report.common import (
     disagreements,
     is_rewritten,
     kinds_of,
+    largest_payloads,
     profile_of,
+    same_call,
     turn_kind,
     turn_payload,
     turn_reason,
     value_text,
 )
+from core.report.headline import headline
 from core.report.timeline import timeline
 from core.sanitize import display
 from core.timeutil import iso_ms, parse_iso_ms
@@ -62,7 +65,7 @@ body{margin:0 auto;max-width:1040px;padding:24px;font:14px/1.45 system-ui,-apple
 color:var(--fg);background:var(--bg)}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line)}
 h3{font-size:14px;margin:16px 0 6px}
-.meta,.note{color:var(--muted)}
+.meta,.note{color:var(--muted)}.headline{font-size:1.1em;max-width:60em}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:14px 0}
 .card{background:var(--card);border-radius:6px;padding:8px 10px}
 .card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}
@@ -171,8 +174,15 @@ def _header(report: dict[str, Any]) -> str:
         redaction = f"redaction on, {n(red.get('total', 0))} replaced" + (f" ({kinds})" if kinds else "")
     else:
         redaction = "<b>redaction off</b>"
+    sentence = "".join(
+        f"<code>{e(seg.text)}</code>" if seg.style == "code" else f"<b>{e(seg.text)}</b>" if seg.style == "strong"
+        else e(seg.text)
+        for seg in headline(report)
+    )  # fmt: skip
+    if sel.get("filter"):
+        scope += f", turns matching <code>{e(sel.get('filter'))}</code>"
     return (
-        "<header><h1>Continuity report</h1>"
+        f'<header><h1>Continuity report</h1><p class="headline">{sentence}</p>'
         f'<p class="meta">Generated {e(report.get("generated_at"))} by continuity-tui '
         f"{e(report.get('tool_version'))} · schema <code>{e(report.get('schema'))}</code> · {scope} · "
         f"{redaction}</p></header>\n"
@@ -183,7 +193,6 @@ def _cards(report: dict[str, Any]) -> str:
     cont = report.get("continuity") or {}
     turns = report.get("turns") or []
     cf = report.get("counterfactual")
-    largest = (report.get("directives") or {}).get("largest_payload")
     peak = cont.get("peak_count")
     rewritten = sum(1 for t in turns if is_rewritten(t))
     cards = [
@@ -192,13 +201,33 @@ def _cards(report: dict[str, Any]) -> str:
         (f"{n(len(report.get('sessions') or []))} / {n(len(turns))}", "sessions / turns"),
         (n(rewritten) if any(t.get("commit") for t in turns) else "–", "rewritten turns"),
         (f"{n(cf.get('resends_avoidable'))} / {n(cf.get('resends_logged'))}" if cf else "–", "avoidable re-sends"),
-        (n(largest.get("payload_bytes_raw")) if largest else "–", "largest payload (bytes)"),
+        _largest_card(report),
         (f"{n(peak.get('value'))} <small>{e(peak.get('kind'))}</small>" if peak else "–", "peak count"),
         (_agreement_card(report), "replay agrees with the log"),
         (n(report.get("problems_total")), "problems"),
     ]
     inner = "".join(f'<div class="card"><b>{value}</b><span>{label}</span></div>' for value, label in cards)
     return f'<section><div class="cards">{inner}</div></section>\n'
+
+
+def _largest_card(report: dict[str, Any]) -> tuple[str, str]:
+    """The largest payload sent, with the same call's size before dedupe (or the largest raw one, named)."""
+    sent, raw = largest_payloads(report)
+    if sent is None and raw is None:
+        return "–", "largest payload sent (bytes)"
+    if sent is None:
+        assert raw is not None
+        return n(raw.raw), "largest payload before dedupe (bytes)"
+    before = raw if raw is not None and not same_call(sent, raw) else None
+    raw_size = raw.raw if raw is not None and same_call(sent, raw) else sent.raw
+    if before is not None:
+        note = f"largest {e(before.noun)} before dedupe: {n(before.raw)}, turn {n(before.index)}"
+    elif raw_size is not None and raw_size != sent.sent:
+        note = f"{n(raw_size)} before dedupe"
+    else:
+        note = ""
+    small = f" <small>{note}</small>" if note else ""
+    return f"{n(sent.sent)}{small}", "largest payload sent (bytes, after dedupe)"
 
 
 def _agreement_card(report: dict[str, Any]) -> str:
@@ -314,13 +343,14 @@ def _payload_graph(report: dict[str, Any]) -> str:
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" fill="{colour(kind)}">'
             f"<title>{label}</title></rect>"
         )
-    axis = _axis("first turn", "last turn", f"{n(tallest)} bytes")
+    axis = _axis("first turn", "last turn", f"{n(tallest)} bytes sent")
     svg = _svg("Payload bytes per turn, coloured by kind", "".join(shapes) + axis)
     kinds = sorted(
         {turn_kind(b["turn"]) or "?" for b in bars},
         key=lambda k: list(KIND_COLOURS).index(k) if k in KIND_COLOURS else 99,
     )
-    note = '<p class="note">Reconstructed bytes sent per call (the size the agent logged where not reconstructed)'
+    note = '<p class="note">Reconstructed bytes sent per call, after the agent\'s own dedupe (the size the agent '
+    note += "logged where not reconstructed)"
     note += "; a dot marks a rewritten turn"
     note += f"; {group} turns per bar, tallest shown.</p>" if group > 1 else ".</p>"
     return f"{head}{_legend(kinds)}{svg}{note}</section>\n"
@@ -410,11 +440,12 @@ def _directives(report: dict[str, Any]) -> str:
         out += table(headers, rows, numeric=(1, 2, 3, 4, 5))
     else:
         out += '<p class="note">No tagged directive block in any payload.</p>'
-    largest = directives.get("largest_payload")
-    if largest:
+    _sent, raw = largest_payloads(report)
+    if raw is not None:
+        after = f" ({n(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
         out += (
-            f"<p>Largest payload: <b>{n(largest.get('payload_bytes_raw'))}</b> bytes, session "
-            f"<code>{e(largest.get('session'))}</code> turn {n(largest.get('index'))}.</p>"
+            f"<p>Largest {e(raw.noun)} before dedupe (the one dedupe is simulated on): <b>{n(raw.raw)}</b> bytes"
+            f"{after}, session <code>{e(raw.session)}</code> turn {n(raw.index)}.</p>"
         )
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
     if dedupe:

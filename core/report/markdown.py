@@ -2,18 +2,27 @@
 
 Data strings are either code spans (ids, kinds, reasons, paths, tags: literal in every renderer, readable
 raw) or escaped text; a `|` inside a table cell is escaped, and fenced blocks use a fence longer than any
-backtick run they contain, so no value can close a span, a cell or a block early. Long sections are capped
-(the JSON has everything); each cap says how much was left out.
+backtick run they contain, so no value can close a span, a cell or a block early.
+
+It fits one GitHub issue at any history size. An issue body or comment takes 65,536 characters; the
+"paste-ready" report of a 21-session history was 69,410, and every section grew with the history. Now the
+document opens with the one-sentence answer (`core.report.headline`), repeated findings are grouped (17
+rewritten turns with the same field diff are one "×17" entry, problems of one kind in one file one row),
+tables are top-N ("… and N more in the JSON and HTML reports"), and the whole is rendered at decreasing
+detail until it is under `BUDGET` (measured in UTF-16 code units, as a browser counts a textarea), which
+leaves room for the reporter's own words. The JSON and the HTML keep every detail.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.model import KINDS
 from core.report.common import (
+    Payload,
     agreement,
     copies,
     decision_text,
@@ -22,24 +31,23 @@ from core.report.common import (
     disagreements,
     is_rewritten,
     kinds_of,
+    largest_payloads,
     profile_of,
+    same_call,
     turn_kind,
     turn_payload,
     turn_reason,
     value_text,
 )
+from core.report.headline import headline
 from core.sanitize import display
 
-MAX_STREAKS = 10
-MAX_REASONS = 40
-MAX_SESSIONS = 50
-MAX_TURN_ROWS = 300
-MAX_REWRITTEN = 40
+LIMIT = 65_536
+"""GitHub's limit for an issue body or a comment, in characters."""
+BUDGET = 60_000
+"""What the whole document is kept under: the limit less room for the reporter's own lines."""
 MAX_DIFF_LINES = 40
 MAX_TEXT_LINES = 40
-MAX_AVOIDABLE = 50
-MAX_PROBLEMS = 50
-MAX_SOURCES = 60
 
 #: characters Markdown may act on mid-line; `_` between two word characters never starts emphasis in GFM,
 #: and `>` is inert once every `<` is escaped, so both stay as they are (paths and reasons stay readable)
@@ -117,7 +125,9 @@ def fenced(lines: Sequence[str], info: str = "text") -> list[str]:
 
 
 def more(shown: int, total: int, what: str) -> list[str]:
-    return [f"_… {total - shown} more {what} in the JSON report._", ""] if total > shown else []
+    if total <= shown:
+        return []
+    return [f"_… and {total - shown:,} more {what} in the JSON and HTML reports._", ""]
 
 
 def copies_per_tag(turn: dict[str, Any]) -> str:
@@ -142,37 +152,192 @@ def diff_lines(commit: dict[str, Any]) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------------- how much detail fits
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """How many items each section lists; `scaled` lowers them toward their floors (`FLOORS`)."""
+
+    reasons: int = 25
+    streaks: int = 10
+    closes: int = 20
+    sessions: int = 25
+    turn_sessions: int = 10
+    turns_per_session: int = 40
+    tags: int = 20
+    avoidable_groups: int = 15
+    avoidable: int = 20
+    disagreements: int = 20
+    rewritten: int = 15
+    listed_turns: int = 40
+    problems: int = 25
+    sources: int = 25
+
+    def scaled(self, factor: float) -> Caps:
+        return Caps(
+            **{f.name: max(getattr(FLOORS, f.name), round(getattr(self, f.name) * factor)) for f in fields(self)}
+        )
+
+
+FLOORS = Caps(reasons=5, streaks=3, closes=5, sessions=5, turn_sessions=0, turns_per_session=0, tags=5,
+              avoidable_groups=5, avoidable=0, disagreements=3, rewritten=3, listed_turns=8, problems=5,
+              sources=5)  # fmt: skip
+LEVELS = (1.0, 0.6, 0.35, 0.2, 0.1, 0.0)
+
+
+def size(text: str) -> int:
+    """Characters as a browser's textarea (and GitHub's limit) counts them: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 # ---------------------------------------------------------------------- sections
-def render_markdown(report: dict[str, Any]) -> str:
-    """The whole report as one Markdown document."""
+def render_markdown(report: dict[str, Any], budget: int = BUDGET) -> str:
+    """The whole report as one Markdown document, under `budget` characters (see the module docstring)."""
+    facts = Facts.of(report)
+    text = ""
+    for level in LEVELS:
+        text = _render(report, facts, Caps().scaled(level))
+        if size(text) <= budget:
+            return text
+    return _cut(text, budget)
+
+
+SECTIONS: tuple[Callable[[dict[str, Any], Facts, Caps], list[str]], ...] = ()
+
+
+def _render(report: dict[str, Any], facts: Facts, caps: Caps) -> str:
     out: list[str] = []
-    for section in (
-        _header,
-        _summary,
-        _kinds,
-        _reasons,
-        _streaks,
-        _peak_closes,
-        _sessions,
-        _turns,
-        _directives,
-        _avoidable,
-        _disagreements,
-        _rewritten,
-        _problems,
-        _sources,
-    ):
-        out.extend(section(report))
+    for section in SECTIONS:
+        out.extend(section(report, facts, caps))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _header(report: dict[str, Any]) -> list[str]:
+def _cut(text: str, budget: int) -> str:
+    """Whole sections while they fit, then a note: only reached when even the least detail is too long (data
+    strings near their display limits in every cell)."""
+    note = "\n_The rest of this report does not fit in one issue: it is in the JSON and HTML reports._\n"
+    parts = re.split(r"(?m)^(?=## )", text)
+    out = ""
+    for part in parts:
+        if size(out + part) + size(note) > budget:
+            break
+        out += part
+    if not out:  # not even the header fits: cut inside it, on a line
+        lines: list[str] = []
+        for line in text.splitlines(keepends=True):
+            if size("".join(lines) + line) + size(note) > budget:
+                break
+            lines.append(line)
+        out = "".join(lines)
+    return out.rstrip("\n") + "\n" + note
+
+
+# ---------------------------------------------------------------------- groupings, computed once
+def _shape(text: object) -> str:
+    """An error or difference text with its numbers blanked: what makes two findings "the same"."""
+    return re.sub(r"\d+", "#", display(text, 300))
+
+
+@dataclass(slots=True)
+class Group:
+    """Findings that read the same, kept in first-seen order; `first` is shown as the example."""
+
+    key: tuple[Any, ...]
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return self.items[0]
+
+
+def group(items: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], tuple[Any, ...]]) -> list[Group]:
+    """Groups by `key`, largest first (ties in first-seen order)."""
+    groups: dict[tuple[Any, ...], Group] = {}
+    for item in items:
+        k = key(item)
+        found = groups.get(k)
+        if found is None:
+            found = groups[k] = Group(k)
+        found.items.append(item)
+    return sorted(groups.values(), key=lambda g: -len(g.items))
+
+
+def _diff_signature(turn: dict[str, Any]) -> tuple[Any, ...]:
+    commit = turn.get("commit") or {}
+    changes = tuple((c.get("path"), c.get("change"), bool(c.get("volatile"))) for c in commit.get("diff") or [])
+    return (commit.get("class"), commit.get("source"), changes, diff_total(commit))
+
+
+def _resends(session: dict[str, Any]) -> int:
+    by_kind = session.get("by_kind") or {}
+    return sum(int(n) for k, n in by_kind.items() if k in ("fork", "flatten", "re-send") and isinstance(n, int))
+
+
+@dataclass(slots=True)
+class Facts:
+    """What several levels of detail share: each computed once, in one pass over the turns where possible."""
+
+    sessions: list[dict[str, Any]]
+    rewritten: list[Group]
+    avoidable: list[dict[str, Any]]
+    avoidable_groups: list[Group]
+    disagreements: list[Group]
+    problems: list[Group]
+    sources: list[dict[str, Any]]
+    commits_known: bool
+
+    @classmethod
+    def of(cls, report: dict[str, Any]) -> Facts:
+        turns = report.get("turns") or []
+        sessions = sorted(report.get("sessions") or [],
+                          key=lambda s: (-_resends(s), -(s.get("rewritten") or 0), -(s.get("turns") or 0)))  # fmt: skip
+        avoidable = [t for t in turns if t.get("avoidable")]
+        return cls(
+            sessions=sessions,
+            rewritten=group((t for t in turns if is_rewritten(t)), _diff_signature),
+            avoidable=sorted(avoidable, key=lambda t: -(turn_payload(t) or 0)),
+            avoidable_groups=group(avoidable, lambda t: (turn_kind(t), turn_reason(t))),
+            disagreements=group(
+                disagreements(report),
+                lambda t: (
+                    decision_kind(t.get("logged")),
+                    decision_kind(t.get("recomputed")),
+                    _shape(t.get("disagreement")),
+                ),
+            ),
+            problems=group(report.get("problems") or [], lambda p: (p.get("path"), _shape(p.get("error")))),
+            sources=sorted(
+                report.get("sources") or [], key=lambda s: (-(s.get("bad_lines") or 0), -(s.get("bytes") or 0))
+            ),
+            commits_known=any(t.get("commit") for t in turns),
+        )
+
+
+def decision_kind(decision: Any) -> str:
+    """`fork/assistant_rewritten` (a decision without its count, so equal decisions group)."""
+    return "/".join(decision_text(decision).split("/")[:2])
+
+
+def _headline(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
+    parts = []
+    for segment in headline(report):
+        if segment.style == "code":
+            parts.append(code(segment.text))
+        elif segment.style == "strong":
+            parts.append(f"**{esc(segment.text)}**")
+        else:
+            parts.append(esc(segment.text))
+    return ["# Continuity report", "", "".join(parts), ""]
+
+
+def _header(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
     sel = report.get("selection") or {}
     parts = [f"session {code(sel['session'])}" if sel.get("session") else "all sessions"]
     if sel.get("since") or sel.get("until"):
         parts.append(f"from {when(sel.get('since'))} to {when(sel.get('until'))}")
     else:
         parts.append("all time")
+    if sel.get("filter"):
+        parts.append(f"turns matching {code(sel.get('filter'))}")
     red = report.get("redactions") or {}
     if red.get("enabled"):
         kinds = ", ".join(f"{esc(k)} {v}" for k, v in (red.get("by_kind") or {}).items())
@@ -180,8 +345,6 @@ def _header(report: dict[str, Any]) -> list[str]:
     else:
         redaction = "**off** (`--no-redact`)"
     return [
-        "# Continuity report",
-        "",
         f"Generated {when(report.get('generated_at'))} by continuity-tui {esc(report.get('tool_version'))} "
         f"(schema {code(report.get('schema'))}).",
         "",
@@ -191,29 +354,22 @@ def _header(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def _summary(report: dict[str, Any]) -> list[str]:
+def _summary(report: dict[str, Any], facts: Facts, _caps: Caps) -> list[str]:
     cont = report.get("continuity") or {}
     turns = report.get("turns") or []
-    rewritten = sum(1 for t in turns if is_rewritten(t))
+    rewritten = sum(len(g.items) for g in facts.rewritten)
     cf = report.get("counterfactual")
-    largest = (report.get("directives") or {}).get("largest_payload")
     peak = cont.get("peak_count")
     rows = [
         ["continuity decisions (log lines)", num(cont.get("events"))],
         ["re-send share (fork + flatten)", pct(cont.get("resend_share"))],
         ["sessions / turns", f"{num(len(report.get('sessions') or []))} / {num(len(turns))}"],
-        ["rewritten turns", num(rewritten) if any(t.get("commit") for t in turns) else "not known"],
+        ["rewritten turns", num(rewritten) if facts.commits_known else "not known"],
         [
             "avoidable re-sends",
             f"{num(cf.get('resends_avoidable'))} of {num(cf.get('resends_logged'))}" if cf else "not computed",
         ],
-        [
-            "largest payload",
-            f"{num(largest.get('payload_bytes_raw'))} bytes ({code(largest.get('session'))} turn "
-            f"{num(largest.get('index'))})"
-            if largest
-            else "not reconstructed",
-        ],
+        *_largest_rows(report),
         [
             "peak count",
             f"{num(peak.get('value'))} ({code(peak.get('kind'))}) at {when(peak.get('at'))}" if peak else "–",
@@ -224,6 +380,29 @@ def _summary(report: dict[str, Any]) -> list[str]:
     return ["## Summary", "", *table(["measure", "value"], rows), ""]
 
 
+def _largest_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The largest payload sent and the largest before dedupe, each labelled (one row when it is one call)."""
+    sent, raw = largest_payloads(report)
+    if sent is None and raw is None:
+        return [["largest payload", "not reconstructed"]]
+
+    def where(p: Payload) -> str:
+        kind = f", {code(p.kind)}" if p.kind else ""
+        return f"{code(p.session)} turn {num(p.index)}{kind}"
+
+    if sent is not None and (raw is None or same_call(sent, raw)):
+        before = raw.raw if raw is not None else sent.raw
+        extra = f"; {num(before)} before dedupe" if before is not None and before != sent.sent else ""
+        return [["largest payload sent (after dedupe)", f"{num(sent.sent)} bytes ({where(sent)}{extra})"]]
+    rows = []
+    if sent is not None:
+        rows.append(["largest payload sent (after dedupe)", f"{num(sent.sent)} bytes ({where(sent)})"])
+    if raw is not None:
+        after = f"; {num(raw.sent)} sent" if raw.sent is not None else ""
+        rows.append([f"largest {raw.noun} before dedupe", f"{num(raw.raw)} bytes ({where(raw)}{after})"])
+    return rows
+
+
 def _agreement_text(report: dict[str, Any]) -> str:
     found = agreement(report)
     if found is None:
@@ -232,7 +411,7 @@ def _agreement_text(report: dict[str, Any]) -> str:
     return f"{num(agree)} of {num(judged)} turns"
 
 
-def _kinds(report: dict[str, Any]) -> list[str]:
+def _kinds(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
     cont = report.get("continuity") or {}
     by_kind: dict[str, int] = cont.get("by_kind") or {}
     events = cont.get("events") or 0
@@ -240,14 +419,15 @@ def _kinds(report: dict[str, Any]) -> list[str]:
     return ["## Decisions by kind", "", *table(["kind", "lines", "share"], rows), ""]
 
 
-def _reasons(report: dict[str, Any]) -> list[str]:
+def _reasons(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
     by_reason: dict[str, dict[str, int]] = (report.get("continuity") or {}).get("by_reason") or {}
     if not by_reason:
         return ["## Reasons by kind", "", "No continuity lines.", ""]
     kinds = kinds_of(*by_reason.values())
+    ranked = sorted(by_reason.items(), key=lambda item: -sum(item[1].values()))  # most lines first
     rows = [
         [code(reason), *(num(counts.get(kind, 0)) for kind in kinds), num(sum(counts.values()))]
-        for reason, counts in list(by_reason.items())[:MAX_REASONS]
+        for reason, counts in ranked[: caps.reasons]
     ]
     return [
         "## Reasons by kind",
@@ -258,7 +438,7 @@ def _reasons(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def _streaks(report: dict[str, Any]) -> list[str]:
+def _streaks(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
     streaks = (report.get("continuity") or {}).get("streaks") or []
     head = [
         "## Longest streaks",
@@ -276,7 +456,7 @@ def _streaks(report: dict[str, Any]) -> list[str]:
             f"{when(s.get('start'))} → {when(s.get('end'))}",
             f"{num(s.get('count_first'))} → {num(s.get('count_last'))}",
         ]
-        for s in streaks[:MAX_STREAKS]
+        for s in streaks[: caps.streaks]
     ]
     return [
         *head,
@@ -286,7 +466,7 @@ def _streaks(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def _peak_closes(report: dict[str, Any]) -> list[str]:
+def _peak_closes(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
     cont = report.get("continuity") or {}
     peak = cont.get("peak_count")
     out = ["## Peak", ""]
@@ -300,20 +480,23 @@ def _peak_closes(report: dict[str, Any]) -> list[str]:
     out.append("")
     closes: dict[str, int] = cont.get("closes") or {}
     if closes:
+        ranked = sorted(closes.items(), key=lambda item: -item[1])[: caps.closes]
         out += [
             "## Session closes",
             "",
-            *table(["reason", "lines"], [[code(r), num(n)] for r, n in closes.items()]),
+            *table(["reason", "lines"], [[code(r), num(n)] for r, n in ranked]),
             "",
+            *more(len(ranked), len(closes), "close reasons"),
         ]
     return out
 
 
-def _sessions(report: dict[str, Any]) -> list[str]:
-    sessions = report.get("sessions") or []
+def _sessions(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
+    sessions = facts.sessions
     if not sessions:
         return ["## Sessions", "", "No transcript in the selection.", ""]
-    kinds = kinds_of(*(s.get("by_kind") or {} for s in sessions))
+    shown = sessions[: caps.sessions]
+    kinds = kinds_of(*(s.get("by_kind") or {} for s in shown))
     rows = [
         [
             code(s.get("id")),
@@ -323,11 +506,13 @@ def _sessions(report: dict[str, Any]) -> list[str]:
             num(s.get("rewritten")),
             num(s.get("payload_bytes_total")),
         ]
-        for s in sessions[:MAX_SESSIONS]
+        for s in shown
     ]
     headers = ["session", "cwd", "turns", *map(kind_header, kinds), "rewritten", "payload bytes"]
-    out = ["## Sessions", "", *table(headers, rows), "", *more(len(rows), len(sessions), "sessions")]
-    profiles = [(s, found) for s in sessions[:MAX_SESSIONS] if (found := profile_of(s)) is not None]
+    order = "most re-sends first" if len(sessions) > 1 else ""
+    out = ["## Sessions", "", *([f"{order.capitalize()}.", ""] if order else []), *table(headers, rows), "",
+           *more(len(rows), len(sessions), "sessions")]  # fmt: skip
+    profiles = [(s, found) for s in shown if (found := profile_of(s)) is not None]
     if profiles:
         out += ["Build profile chosen per session (the rules the recomputation used):", ""]
         for session, (label, why) in profiles:
@@ -336,30 +521,38 @@ def _sessions(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def _disagreements(report: dict[str, Any]) -> list[str]:
+def _disagreements(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     found = agreement(report)
     if found is None:
         return []
-    turns = disagreements(report)
     out = ["## Replay disagreements", ""]
-    if not turns:
+    if not facts.disagreements:
         return [*out, f"The replay agrees with every logged decision ({num(found[1])} turns).", ""]
-    rows = [
-        [
-            code(t.get("session")),
-            num(t.get("index")),
-            when(t.get("ts")),
-            code(decision_text(t.get("logged"))),
-            code(decision_text(t.get("recomputed"))),
-            esc(t.get("disagreement") or "–"),
-        ]
-        for t in turns[:MAX_AVOIDABLE]
+    rows = []
+    for g in facts.disagreements[: caps.disagreements]:
+        t = g.first
+        rows.append(
+            [
+                code(t.get("session")),
+                num(t.get("index")),
+                when(t.get("ts")),
+                code(decision_text(t.get("logged"))),
+                code(decision_text(t.get("recomputed"))),
+                esc(t.get("disagreement") or "–"),
+                f"×{len(g.items)}" if len(g.items) > 1 else "1",
+            ]
+        )
+    total = sum(len(g.items) for g in facts.disagreements)
+    headers = ["session", "turn", "time", "logged", "recomputed", "first difference", "turns like it"]
+    return [
+        *out,
+        *table(headers, rows),
+        "",
+        *more(len(rows), len(facts.disagreements), f"kinds of disagreement ({total:,} turns in all)"),
     ]
-    headers = ["session", "turn", "time", "logged", "recomputed", "first difference"]
-    return [*out, *table(headers, rows), "", *more(len(rows), len(turns), "disagreements")]
 
 
-def _turns(report: dict[str, Any]) -> list[str]:
+def _turns(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     turns = report.get("turns") or []
     if not turns:
         return []
@@ -370,17 +563,18 @@ def _turns(report: dict[str, Any]) -> list[str]:
         "directive copies.",
         "",
     ]
-    shown = 0
+    if not caps.turn_sessions or not caps.turns_per_session:
+        return [*out, f"_{len(turns):,} turns: one row each in the JSON and HTML reports._", ""]
     by_session: dict[str, list[dict[str, Any]]] = {}
     for turn in turns:
         by_session.setdefault(str(turn.get("session")), []).append(turn)
-    for session, items in by_session.items():
-        if shown >= MAX_TURN_ROWS:
-            break
-        items = items[: MAX_TURN_ROWS - shown]
-        shown += len(items)
+    order = [str(s.get("id")) for s in facts.sessions if str(s.get("id")) in by_session]
+    order += [sid for sid in by_session if sid not in order]
+    shown_turns = 0
+    for session in order[: caps.turn_sessions]:
+        items = by_session[session]
         rows = []
-        for turn in items:
+        for turn in items[: caps.turns_per_session]:
             kind = turn_kind(turn)
             rewritten = is_rewritten(turn)
             rows.append(
@@ -392,22 +586,30 @@ def _turns(report: dict[str, Any]) -> list[str]:
                     pct(directive_share(turn)),
                 ]
             )
+        shown_turns += len(rows)
         out += [
             f"### Session {code(session)}",
             "",
             *table(["time", "kind", "payload bytes", "copies per tag", "share of payload"], rows),
             "",
+            *more(len(rows), len(items), "turns of this session"),
         ]
-    return out + more(shown, len(turns), "turns")
+    if len(order) > caps.turn_sessions:
+        rest = sum(len(by_session[s]) for s in order[caps.turn_sessions :])
+        out += [f"_… and {rest:,} turns of {len(order) - caps.turn_sessions:,} more sessions in the JSON and HTML "
+                "reports._", ""]  # fmt: skip
+    return out
 
 
-def _directives(report: dict[str, Any]) -> list[str]:
+def _directives(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
     directives = report.get("directives")
     if not directives:
         return ["## Directives", "", "Payloads were not reconstructed: no directive counts.", ""]
     tags: dict[str, dict[str, Any]] = directives.get("tags") or {}
     out = ["## Directives", ""]
     if tags:
+        ranked = sorted(tags.items(), key=lambda item: (-(item[1].get("bytes_in_largest_payload") or 0),
+                                                        -(item[1].get("injections") or 0)))  # fmt: skip
         rows = [
             [
                 code(tag),
@@ -417,28 +619,30 @@ def _directives(report: dict[str, Any]) -> list[str]:
                 num(t.get("copies_in_largest_payload")),
                 num(t.get("bytes_in_largest_payload")),
             ]
-            for tag, t in tags.items()
+            for tag, t in ranked[: caps.tags]
         ]
         headers = ["tag", "injections", "variants", "bytes per copy", "copies in largest", "bytes in largest"]
-        out += [*table(headers, rows), ""]
+        out += [*table(headers, rows), "", *more(len(rows), len(tags), "tags")]
     else:
         out += ["No tagged directive block in any payload.", ""]
-    largest = directives.get("largest_payload")
-    if largest:
+    _sent, raw = largest_payloads(report)
+    if raw is not None:
+        after = f" ({num(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
         out += [
-            f"Largest payload: {num(largest.get('payload_bytes_raw'))} bytes, session {code(largest.get('session'))} "
-            f"turn {num(largest.get('index'))}.",
+            f"Largest {raw.noun} before dedupe (the one dedupe is simulated on): {num(raw.raw)} bytes{after}, session "
+            f"{code(raw.session)} turn {num(raw.index)}.",
             "",
         ]
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
     if dedupe:
         rows = []
         for policy, sim in dedupe.items():
-            before, after = sim.get("bytes_before"), sim.get("bytes_after")
-            saved = before - after if isinstance(before, int) and isinstance(after, int) else None
+            before, after_bytes = sim.get("bytes_before"), sim.get("bytes_after")
+            saved = before - after_bytes if isinstance(before, int) and isinstance(after_bytes, int) else None
             rows.append(
-                [code(policy), num(before), num(after), num(saved), pct(saved / before if saved and before else None)]
-            )
+                [code(policy), num(before), num(after_bytes), num(saved),
+                 pct(saved / before if saved and before else None)]
+            )  # fmt: skip
         out += [
             "Dedupe policies simulated on the largest payload:",
             "",
@@ -448,7 +652,7 @@ def _directives(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def _avoidable(report: dict[str, Any]) -> list[str]:
+def _avoidable(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     cf = report.get("counterfactual")
     out = ["## Avoidable re-sends", ""]
     if not cf:
@@ -462,8 +666,21 @@ def _avoidable(report: dict[str, Any]) -> list[str]:
         saved = pct((logged - stable) / logged) if logged else "–"
         out.append(f"- Payload bytes as sent: {num(logged)}; with a stable fingerprint: {num(stable)} (saves {saved})")
     out.append("")
-    turns = [t for t in report.get("turns") or [] if t.get("avoidable")]
-    if turns:
+    if not facts.avoidable:
+        return out
+    if len(facts.avoidable_groups) < len(facts.avoidable):
+        rows = []
+        for g in facts.avoidable_groups[: caps.avoidable_groups]:
+            sent = sum(turn_payload(t) or 0 for t in g.items)
+            if_stable = [t.get("payload_bytes_if_stable") for t in g.items]
+            stable_sum = (
+                sum(v for v in if_stable if isinstance(v, int)) if any(isinstance(v, int) for v in if_stable) else None
+            )
+            rows.append([code(g.key[0] or "–"), code(g.key[1] or "–"), f"×{len(g.items)}", num(sent), num(stable_sum)])
+        out += ["By kind and reason:", "",
+                *table(["kind", "reason", "turns", "payload bytes", "if stable"], rows), "",
+                *more(len(rows), len(facts.avoidable_groups), "kinds of avoidable re-send")]  # fmt: skip
+    if caps.avoidable:
         rows = [
             [
                 code(t.get("session")),
@@ -474,33 +691,71 @@ def _avoidable(report: dict[str, Any]) -> list[str]:
                 num(turn_payload(t)),
                 num(t.get("payload_bytes_if_stable")),
             ]
-            for t in turns[:MAX_AVOIDABLE]
+            for t in facts.avoidable[: caps.avoidable]
         ]
         headers = ["session", "turn", "time", "kind", "reason", "payload bytes", "if stable"]
-        out += [*table(headers, rows), "", *more(len(rows), len(turns), "avoidable turns")]
+        lead = ["Largest first:", ""] if len(facts.avoidable) > 1 else []
+        out += [*lead, *table(headers, rows), "", *more(len(rows), len(facts.avoidable), "avoidable turns")]
     return out
 
 
-def _rewritten(report: dict[str, Any]) -> list[str]:
-    turns = [t for t in report.get("turns") or [] if is_rewritten(t)]
+def _turn_list(items: list[dict[str, Any]], cap: int) -> list[str]:
+    """'- `019fdb7e-…`: turns 0, 1, 2, 3 (4)' per session, at most `cap` turn numbers in all."""
+    by_session: dict[str, list[Any]] = {}
+    for turn in items:
+        by_session.setdefault(str(turn.get("session")), []).append(turn.get("index"))
+    lines, listed = [], 0
+    for session, indices in by_session.items():
+        if listed >= cap:
+            break
+        take = indices[: max(1, cap - listed)]
+        listed += len(take)
+        rest = f", … {len(indices) - len(take):,} more" if len(indices) > len(take) else ""
+        lines.append(
+            f"- {code(session)}: turn{'s' if len(indices) > 1 else ''} {', '.join(num(i) for i in take)}{rest}"
+        )
+    if len(lines) < len(by_session):
+        others = sum(len(v) for v in list(by_session.values())[len(lines) :])
+        lines.append(f"- … and {others:,} turns of {len(by_session) - len(lines):,} more sessions")
+    return lines
+
+
+def _rewritten(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     out = ["## Rewritten turns", ""]
-    if not turns:
-        known = any(t.get("commit") for t in report.get("turns") or [])
-        return [*out, "No turn committed as rewritten." if known else "Commit outcomes are not known.", ""]
-    for turn in turns[:MAX_REWRITTEN]:
+    if not facts.rewritten:
+        return [
+            *out,
+            "No turn committed as rewritten." if facts.commits_known else "Commit outcomes are not known.",
+            "",
+        ]
+    total = sum(len(g.items) for g in facts.rewritten)
+    if len(facts.rewritten) < total:
+        out += [f"{total:,} rewritten turns, grouped by their field diff (paths and changes; the values shown are the "
+                "first turn's).", ""]  # fmt: skip
+    for g in facts.rewritten[: caps.rewritten]:
+        turn = g.first
         commit = turn.get("commit") or {}
         klass = commit.get("class")
-        out.append(f"### {code(turn.get('session'))} turn {num(turn.get('index'))} · {when(turn.get('ts'))}")
+        if len(g.items) == 1:
+            out.append(f"### {code(turn.get('session'))} turn {num(turn.get('index'))} · {when(turn.get('ts'))}")
+        else:
+            sessions = len({t.get("session") for t in g.items})
+            where = f"in {sessions} sessions" if sessions > 1 else f"of {code(turn.get('session'))}"
+            out.append(f"### ×{len(g.items)} rewritten turns {where} with the same diff")
         out.append("")
         klass_text = esc(klass) if klass else "class unknown"
         out.append(f"- Outcome: rewritten ({klass_text}); evidence: {esc(commit.get('source'))}")
+        if len(g.items) > 1:
+            out += _turn_list(g.items, caps.listed_turns)
+        first = f"{display(turn.get('session'), 80)[:8]}…"
+        example = f" ({code(first)} turn {num(turn.get('index'))})" if len(g.items) > 1 else ""
         content = turn.get("content")
         if isinstance(content, dict):
             blocks = ", ".join(f"{num(n)} {esc(kind)}" for kind, n in (content.get("blocks") or {}).items())
-            out.append(f"- Message: {blocks or 'no blocks'}; {num(content.get('chars'))} characters of text")
+            out.append(f"- Message{example}: {blocks or 'no blocks'}; {num(content.get('chars'))} characters of text")
         why = turn.get("why")
         if why:
-            out.append(f"- Why: {esc(why)}")
+            out.append(f"- Why{example}: {esc(why)}")
         out.append("")
         lines = diff_lines(commit)
         out += [*fenced(lines), ""] if lines else ["No field diff recorded for this turn.", ""]
@@ -508,30 +763,44 @@ def _rewritten(report: dict[str, Any]) -> list[str]:
         if isinstance(text, str) and text:  # only with --include-text
             shown = text.splitlines()[:MAX_TEXT_LINES]
             out += ["Message text:", "", *fenced(shown), ""]
-    return out + more(min(len(turns), MAX_REWRITTEN), len(turns), "rewritten turns")
+    shown_turns = sum(len(g.items) for g in facts.rewritten[: caps.rewritten])
+    return out + more(
+        min(len(facts.rewritten), caps.rewritten),
+        len(facts.rewritten),
+        f"diffs ({total - shown_turns:,} rewritten turns)",
+    )
 
 
-def _problems(report: dict[str, Any]) -> list[str]:
+def _problems(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     problems = report.get("problems") or []
     total = report.get("problems_total") or len(problems)
     if not problems:
         return ["## Problems", "", "None: every line read was understood.", ""]
-    rows = [
-        [code(p.get("path")), plain(p.get("line")), plain(p.get("offset")), code(p.get("error"), 500)]
-        for p in problems[-MAX_PROBLEMS:]
-    ]
+    rows = []
+    for g in facts.problems[: caps.problems]:
+        p = g.first
+        lines = [plain(x.get("line")) for x in g.items[:5]] + (["…"] if len(g.items) > 5 else [])
+        rows.append([code(p.get("path")), ", ".join(lines), plain(p.get("offset")), code(p.get("error"), 500),
+                     str(len(g.items))])  # fmt: skip
+    kept = f" (the report keeps the newest {len(problems):,})" if total > len(problems) else ""
+    grouped = (
+        "; grouped by file and kind, with the offset and text of the first"
+        if len(facts.problems) < len(problems)
+        else ""
+    )
     return [
         "## Problems",
         "",
-        f"{num(total)} bad lines or file events; the newest {len(rows)} are listed.",
+        f"{num(total)} bad lines or file events{kept}{grouped}.",
         "",
-        *table(["file", "line", "offset", "error"], rows),
+        *table(["file", "line", "offset", "error", "count"], rows),
         "",
+        *more(len(rows), len(facts.problems), "kinds of problem"),
     ]
 
 
-def _sources(report: dict[str, Any]) -> list[str]:
-    sources = report.get("sources") or []
+def _sources(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
+    sources = facts.sources
     rows = [
         [
             code(s.get("path")),
@@ -540,12 +809,38 @@ def _sources(report: dict[str, Any]) -> list[str]:
             num(s.get("lines")),
             num(s.get("bad_lines")),
         ]
-        for s in sources[:MAX_SOURCES]
+        for s in sources[: caps.sources]
     ]
+    lead = ["Files with bad lines first, then the largest.", ""] if len(sources) > caps.sources else []
+    rest = sources[caps.sources :]
+    tail = []
+    if rest:
+        nbytes = sum(s.get("bytes") or 0 for s in rest)
+        tail = [f"_… and {len(rest):,} more files ({nbytes:,} bytes) in the JSON and HTML reports._", ""]
     return [
         "## Sources",
         "",
+        *lead,
         *table(["file", "format", "bytes", "lines", "bad lines"], rows),
         "",
-        *more(len(rows), len(sources), "files"),
+        *tail,
     ]
+
+
+SECTIONS = (
+    _headline,
+    _header,
+    _summary,
+    _kinds,
+    _reasons,
+    _streaks,
+    _peak_closes,
+    _sessions,
+    _turns,
+    _directives,
+    _avoidable,
+    _disagreements,
+    _rewritten,
+    _problems,
+    _sources,
+)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from core.model import Problem, Turn
 from core.timeutil import iso_ms, now_ms
 
 _UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
@@ -31,6 +33,21 @@ class ReportOptions:
     include_text: bool = False
     #: the report's `generated_at`; None = the moment it is built (tests pin it for stable output)
     now_ms: int | None = None
+    #: problems a live engine still holds back (`Engine.pending_problems`: a write in progress, a file not
+    #: recognised yet) that a snapshot counts, as `report` does after `report_partials`/`finish_pending`
+    pending: tuple[Problem, ...] = ()
+    #: only the turns this accepts (the dashboard's `/` filter, exported as it is on screen), and its text for
+    #: the report's `selection.filter`; the log's decision counts (`continuity`) are not filtered
+    turn_filter: Callable[[Turn], bool] | None = None
+    filter_text: str | None = None
+
+    @property
+    def filtered(self) -> bool:
+        return self.turn_filter is not None
+
+    def keeps(self, turn: Turn) -> bool:
+        """Whether a turn is in the selection: inside the time window and accepted by the turn filter."""
+        return self.in_window(turn.ts_ms) and (self.turn_filter is None or self.turn_filter(turn))
 
     @property
     def windowed(self) -> bool:

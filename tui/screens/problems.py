@@ -27,9 +27,12 @@ class ProblemsScreen(Screen[None]):
         Binding("escape,q,p", "close", "Back", show=True),
     ]
 
-    def __init__(self, problems: tuple[Problem, ...], total: int, roots: tuple[str, ...]) -> None:
+    def __init__(
+        self, problems: tuple[Problem, ...], total: int, roots: tuple[str, ...], pending: tuple[Problem, ...] = (),
+        pending_total: int = 0,
+    ) -> None:  # fmt: skip
         super().__init__()
-        self._initial = (problems, total, roots)
+        self._initial = (problems, total, roots, pending, pending_total)
 
     def compose(self) -> ComposeResult:
         yield Static(id="problems-title")
@@ -40,19 +43,31 @@ class ProblemsScreen(Screen[None]):
         self.show(*self._initial)
         self.query_one(ProblemList).focus()
 
-    def show(self, problems: tuple[Problem, ...], total: int, roots: tuple[str, ...]) -> None:
+    def show(
+        self, problems: tuple[Problem, ...], total: int, roots: tuple[str, ...], pending: tuple[Problem, ...] = (),
+        pending_total: int = 0,
+    ) -> None:  # fmt: skip
         """New problems from a snapshot (the app calls this while the screen is open)."""
         kept = len(problems)
         note = f" (the newest {count(kept)} are kept)" if total > kept else ""
+        held: list[tuple[str, str] | str] = []
+        if pending_total:
+            held = [
+                " · ",
+                (f"{count(pending_total)} pending", "$warning bold"),
+                (" (held back live: a write in progress or a file not recognised yet; a report and the export "
+                 "count them)", MUTED),
+            ]  # fmt: skip
         self.query_one("#problems-title", Static).update(
             Content.assemble(
                 ("Problems ", "bold"),
                 f"{count(total)} bad lines or file events",
                 (note, MUTED),
+                *held,
                 ("  ·  newest first · file:line · byte offset · reason", MUTED),
             )
         )
-        self.query_one(ProblemList).set_problems(problems, roots)
+        self.query_one(ProblemList).set_problems(problems, roots, pending)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -43,7 +43,7 @@ class PayloadGraph(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data = GraphData()
-        self.border_title = "Payload per turn (log scale)"
+        self.border_title = "Payload bytes sent per turn (log scale)"
         self.border_subtitle = legend()
 
     @property
@@ -54,7 +54,8 @@ class PayloadGraph(Static):
     def show(self, data: GraphData) -> None:
         if data != self.data:
             self.data = data
-            what = "Payload bytes per turn" if data.metric == "bytes" else "Prompt tokens per turn"
+            # "sent": the size after the agent's own dedupe, the one the table shows (the report names both)
+            what = "Payload bytes sent per turn" if data.metric == "bytes" else "Prompt tokens per turn"
             self.border_title = f"{what} (log scale)"
             self.refresh()
 

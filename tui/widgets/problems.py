@@ -36,20 +36,25 @@ class ProblemList(RowList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(empty_text="no problems: every line read so far was understood", id=id)
         self.problems: tuple[Problem, ...] = ()
+        self.pending: tuple[Problem, ...] = ()
         self.roots: tuple[str, ...] = ()
 
     @property
     def row_count(self) -> int:
-        return len(self.problems)
+        return len(self.pending) + len(self.problems)
 
-    def set_problems(self, problems: tuple[Problem, ...], roots: tuple[str, ...]) -> None:
-        if problems == self.problems and roots == self.roots:
+    def set_problems(
+        self, problems: tuple[Problem, ...], roots: tuple[str, ...], pending: tuple[Problem, ...] = ()
+    ) -> None:
+        """`pending` (listed first) are held back by the live tail and not counted yet; a report counts them."""
+        if (problems, roots, pending) == (self.problems, self.roots, self.pending):
             return
-        self.problems, self.roots = problems, roots
+        self.problems, self.roots, self.pending = problems, roots, pending
         self.rows_changed()
 
     def render_row(self, index: int, width: int) -> Content:
-        problem = self.problems[index]
+        held = index < len(self.pending)
+        problem = self.pending[index] if held else self.problems[index - len(self.pending)]
         where_w = max(24, min(72, width // 2 - 8))
         suffix = f":{problem.line}" if problem.line is not None else ""
         path = display(relative(problem.path, self.roots), 400)
@@ -58,7 +63,7 @@ class ProblemList(RowList):
             path = "…" + path[-(room - 1) :]
         offset = "" if problem.offset is None else f"@{problem.offset:,}"
         return Content.assemble(
-            (clock_time(problem.ts_ms), MUTED),
+            ("pending " if held else clock_time(problem.ts_ms), "$warning" if held else MUTED),
             " ",
             (cell(path + suffix, where_w), "$accent"),
             " ",

@@ -77,7 +77,9 @@ class StatusLine(Static):
         parts.append(" · ")
         noun = "problem" if problems == 1 else "problems"
         parts.append((f"{count(problems)} {noun}", "$error bold" if problems else MUTED))
-        if problems:
+        if status.pending:
+            parts.append(((" +" if compact else " · ") + f"{count(status.pending)} pending", "$warning"))
+        if problems or status.pending:
             parts.append((" (p)", MUTED))
         turns = f"{count(state.shown)}/{count(state.rows)}" if state.filter_text else count(state.rows)
         parts.append(f" · {turns} turns")

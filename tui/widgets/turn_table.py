@@ -45,20 +45,23 @@ class Column:
     width: int
     right: bool = False
     min_total: int = 0  # the column is shown only when the table is at least this wide
+    help: str = ""  # what the help screen says about it
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("time", "time UTC", 8),
-    Column("session", "session", 8, min_total=64),
-    Column("index", "#", 4, right=True, min_total=96),
-    Column("kind", "kind", 9),
-    Column("reason", "reason", 0),
-    Column("count", "n", 4, right=True),
-    Column("bytes", "bytes", 6, right=True),
-    Column("copies", "dir", 3, right=True, min_total=72),
-    Column("flags", "flg", 3),
-    Column("why", "why (recomputed)", 0, min_total=100),
-)
+    Column("time", "time UTC", 8, help="when the call started (UTC, the data's own zone)"),
+    Column("session", "session", 8, min_total=64, help="the head of the session id (as in transcript file names)"),
+    Column("index", "#", 4, right=True, min_total=96, help="the call's index in its session, from 0"),
+    Column("kind", "kind", 9, help="the continuity decision (Kinds below)"),
+    Column("reason", "reason", 0, help="why the agent decided so (Reasons below)"),
+    Column("count", "n", 4, right=True,
+           help="messages the decision covered (senpi's deltaMessages: new ones for a delta, all re-sent otherwise)"),
+    Column("bytes", "bytes", 6, right=True, help="payload bytes sent (after the agent's own directive dedupe)"),
+    Column("copies", "dir", 3, right=True, min_total=72,
+           help="directive blocks (<ultrawork-mode>, …) the payload carried; the Directives pane sums them"),
+    Column("flags", "flg", 3, help="R rewritten · A avoidable · ≠ logged and recomputed disagree (Flags below)"),
+    Column("why", "why (recomputed)", 0, min_total=100, help="the one-line why of the replayed decision"),
+)  # fmt: skip
 REASON_MIN = 10
 REASON_WIDE = 24
 

@@ -1,0 +1,168 @@
+"""The one sentence a report opens with: did calls re-send history, what did it cost, and why.
+
+A maintainer who opens the report (or the issue it was pasted into) should have the answer before the first
+table: the re-send share, the waste where the report has a `waste` section (tokens and dollars a warm cache
+would have saved, issue 14), and the main cause. The review found the cause and the cost of the demo in
+sections 8-9, behind 55.6 % and "16 / 20 avoidable".
+
+Built from the report dict only, as segments (plain, strong, code) that each renderer formats and escapes its
+own way: data (reason names) is always a code segment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from core.model import RESEND_KINDS
+from core.report.common import turn_kind, turn_reason
+
+#: kinds that re-send history: senpi's fork and flatten, and the calls section's `re-send` (issue 13)
+RESENDS = frozenset(RESEND_KINDS | {"re-send"})
+#: a cause list names at most this many causes, then "other"
+CAUSES = 3
+
+Style = Literal["", "strong", "code"]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    text: str
+    style: Style = ""
+
+
+def headline(report: dict[str, Any]) -> list[Segment]:
+    """The opening sentence as segments."""
+    out: list[Segment] = []
+    basis = _basis(report)
+    waste = report.get("waste")
+    if isinstance(waste, dict) and _waste(waste, out):
+        if basis is not None and basis.resends is not None:
+            out.append(Segment("; "))
+            out += _resend_clause(basis, lead=False)
+        out.append(Segment("."))
+        return out
+    if basis is None:
+        return [Segment("No continuity decision was read: no decision log line and no call in the selection.")]
+    out += _resend_clause(basis, lead=True)
+    if basis.resends:
+        cause = basis.main_cause()
+        if cause is not None:
+            reason, n = cause
+            out += [
+                Segment("; the main cause is "),
+                Segment(reason, "code"),
+                Segment(f" ({n:,} of the {basis.resends:,})"),
+            ]
+        out += _avoidable(report)
+    out.append(Segment("."))
+    return out
+
+
+def plain_text(segments: list[Segment]) -> str:
+    """The sentence as plain text (tests, logs)."""
+    return "".join(segment.text for segment in segments)
+
+
+# ---------------------------------------------------------------------- what the share is counted over
+@dataclass(frozen=True, slots=True)
+class _Basis:
+    noun: str  # "calls" | "decisions logged"
+    total: int
+    resends: int | None
+    by_kind: dict[str, int]
+    by_reason: dict[str, dict[str, int]]
+
+    def main_cause(self) -> tuple[str, int] | None:
+        causes = Counter({r: sum(n for k, n in kinds.items() if k in RESENDS) for r, kinds in self.by_reason.items()})
+        best = max(causes.items(), key=lambda item: (item[1], item[0]), default=None)
+        return best if best is not None and best[1] else None
+
+
+def _basis(report: dict[str, Any]) -> _Basis | None:
+    """Calls when the report has a calls section (every agent), else the decisions logged, else the turns."""
+    calls = report.get("calls")
+    if isinstance(calls, dict) and calls.get("total"):
+        by_kind = {str(k): int(v) for k, v in (calls.get("by_kind") or {}).items()}
+        total = int(calls["total"]) - by_kind.get("aborted", 0)
+        return _Basis("calls", total, sum(n for k, n in by_kind.items() if k in RESENDS), by_kind,
+                      calls.get("by_reason") or {})  # fmt: skip
+    cont = report.get("continuity") or {}
+    if cont.get("events"):
+        by_kind = {str(k): int(v) for k, v in (cont.get("by_kind") or {}).items()}
+        return _Basis("decisions logged", int(cont["events"]), sum(n for k, n in by_kind.items() if k in RESENDS),
+                      by_kind, cont.get("by_reason") or {})  # fmt: skip
+    kinds: Counter[str] = Counter()
+    reasons: dict[str, Counter[str]] = {}
+    for turn in report.get("turns") or []:
+        kind = turn_kind(turn)
+        if kind is None:
+            continue
+        kinds[kind] += 1
+        reasons.setdefault(turn_reason(turn) or "unknown", Counter())[kind] += 1
+    if not kinds:
+        return None
+    return _Basis("calls", sum(kinds.values()), sum(n for k, n in kinds.items() if k in RESENDS), dict(kinds),
+                  {r: dict(c) for r, c in reasons.items()})  # fmt: skip
+
+
+def _resend_clause(basis: _Basis, *, lead: bool) -> list[Segment]:
+    resends = basis.resends or 0
+    if not resends:
+        text = f"none of the {basis.total:,} {basis.noun} re-sent history"
+        return [Segment(text[0].upper() + text[1:] if lead else text, "strong" if lead else "")]
+    share = resends / basis.total if basis.total else 0.0
+    text = f"{resends:,} of {basis.total:,} {basis.noun} ({share * 100:.1f} %) re-sent history"
+    kinds = [(k, n) for k, n in basis.by_kind.items() if k in RESENDS and n]
+    detail = ", ".join(f"{n:,} {k}{'s' if n != 1 and not k.endswith('s') else ''}" for k, n in kinds)
+    out = [Segment(text, "strong" if lead else "")]
+    if len(kinds) > 1:  # "(8 forks, 12 flattens)"; one kind alone adds nothing ("48 re-sends")
+        out.append(Segment(f" ({detail})"))
+    return out
+
+
+def _avoidable(report: dict[str, Any]) -> list[Segment]:
+    cf = report.get("counterfactual")
+    if not isinstance(cf, dict) or not cf.get("resends_avoidable"):
+        return []
+    avoidable, logged = cf.get("resends_avoidable"), cf.get("resends_logged")
+    out = [Segment(f", and {avoidable:,} of the {logged:,} re-sends in transcripts were avoidable: volatile-only "
+                   "rewrites a stable fingerprint keeps as deltas")]  # fmt: skip
+    sent, stable = cf.get("bytes_logged"), cf.get("bytes_if_stable")
+    if isinstance(sent, int) and isinstance(stable, int) and sent > stable:
+        out.append(Segment(f" ({sent:,} payload bytes sent where {stable:,} would do)"))
+    return out
+
+
+# ---------------------------------------------------------------------- waste (issue 14's section)
+def _waste(waste: dict[str, Any], out: list[Segment]) -> bool:
+    """'$4.12 of $12.41 (33 %) went to re-writing cache that was already written: 62 % `cache_expired`, …'"""
+    cost = waste.get("cost_usd") if isinstance(waste.get("cost_usd"), dict) else {}
+    excess_usd, actual_usd = cost.get("excess"), cost.get("actual")
+    tokens = waste.get("excess_tokens")
+    if isinstance(excess_usd, int | float) and isinstance(actual_usd, int | float) and actual_usd > 0:
+        lead = f"${excess_usd:,.2f} of ${actual_usd:,.2f} ({excess_usd / actual_usd * 100:.0f} %) went to re-writing "
+        lead += "cache that was already written"
+        causes = cost.get("by_cause") or waste.get("by_cause") or {}
+    elif isinstance(tokens, int) and tokens >= 0:
+        share = waste.get("share")
+        of = f" ({share * 100:.0f} % of what was not read from cache)" if isinstance(share, int | float) else ""
+        lead = f"{tokens:,} tokens{of} were written again that a warm cache would have read"
+        causes = waste.get("by_cause") or {}
+    else:
+        return False
+    out.append(Segment(lead, "strong"))
+    ranked = sorted(((str(c), float(v)) for c, v in causes.items() if isinstance(v, int | float) and v > 0),
+                    key=lambda item: (-item[1], item[0]))  # fmt: skip
+    total = sum(v for _, v in ranked)
+    if total > 0:
+        out.append(Segment(": "))
+        for i, (cause, value) in enumerate(ranked[:CAUSES]):
+            if i:
+                out.append(Segment(", "))
+            out += [Segment(f"{value / total * 100:.0f} % "), Segment(cause, "code")]
+        rest = sum(v for _, v in ranked[CAUSES:])
+        if rest:
+            out.append(Segment(f", {rest / total * 100:.0f} % other causes"))
+    return True
