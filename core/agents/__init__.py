@@ -29,6 +29,7 @@ _AGENTS = (
     "senpi",
     "claude_code",
     "mux",
+    "codex",
 )
 """Package names under `core/agents/`, in sniff order (see the module docstring)."""
 
