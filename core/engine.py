@@ -244,8 +244,9 @@ class Engine:
                 for line in pending.lines:
                     obj = load_object(path, line.lineno, line.offset, line.data)
                     reason = obj.error if isinstance(obj, Problem) else "no format this tool reads matched it"
-                    out.append(Problem(path, line.lineno, line.offset, f"{reason} (file format not recognised)",
-                                       now_ms()))  # fmt: skip
+                    out.append(
+                        Problem(path, line.lineno, line.offset, f"{reason} (file format not recognised)", now_ms())
+                    )
             return out
 
     def pending_count(self) -> int:
@@ -261,9 +262,19 @@ class Engine:
             # a JSON document (mux partial.json) needs no final newline: it was read whole, not torn
             if held.path in self._documents or key in self._partials_reported:
                 continue
-            out.append((key, Problem(held.path, held.lineno, held.offset,
-                                     f"incomplete last line: {held.size} bytes without a newline (a write in "
-                                     "progress or a torn write); not read", now_ms())))  # fmt: skip
+            out.append(
+                (
+                    key,
+                    Problem(
+                        held.path,
+                        held.lineno,
+                        held.offset,
+                        f"incomplete last line: {held.size} bytes without a newline (a write in "
+                        "progress or a torn write); not read",
+                        now_ms(),
+                    ),
+                )
+            )
         return out
 
     def finish_pending(self) -> None:

@@ -126,6 +126,34 @@ def _evidence(current: CallUsage, previous: CallUsage | None) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class WhyTexts:
+    """One agent's wording of the one-line `why` a user reads beside a cache verdict: `str.format` templates over
+    the verdict's figures `read`, `prev`, `prompt`, `write` (tokens) and its `reason`, and `gap` (this agent's
+    `gap` template over `seconds` and `ttl_min`, or "" when the gap is unknown)."""
+
+    bootstrap: str
+    delta: str
+    compaction: str
+    fork: str
+    resend: str
+    gap: str
+
+
+def why(verdict: CacheVerdict, texts: WhyTexts) -> str:
+    """The verdict explained in `texts`' wording (each agent says it its own way: a pi branch is a fork, a Claude
+    Code rewind is one)."""
+    ev = verdict.evidence
+    gap_ms = ev.get("gap_ms")
+    ttl_min = (ev.get("ttl_ms") or 0) // 60_000
+    gap = texts.gap.format(seconds=gap_ms / 1000, ttl_min=ttl_min) if gap_ms is not None else ""
+    template = {"bootstrap": texts.bootstrap, "delta": texts.delta, COMPACTION: texts.compaction, "fork": texts.fork}
+    figures = {"read": ev.get("cache_read"), "prev": ev.get("prev_prompt"), "prompt": ev.get("prompt")}
+    return template.get(verdict.kind, texts.resend).format(
+        **figures, write=ev.get("cache_write"), reason=verdict.reason, gap=gap
+    )
+
+
 def decision(verdict: CacheVerdict, count: int | None, *, source: str = "cache") -> LoggedDecision:
     """The verdict as the turn's `logged` decision: the agent's own evidence, `source` naming which."""
     return LoggedDecision(kind=verdict.kind, reason=verdict.reason, count=count, source=source)

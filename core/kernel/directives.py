@@ -335,12 +335,17 @@ class DirectiveLedger(SessionAnalyzer):
                     "first_seen": _seen(ledger.first),
                     "last_seen": _seen(ledger.last),
                     "variant_list": [
-                        {"id": v.id, "bytes": v.nbytes, "copies": v.copies,
-                         "first_seen": _seen(v.first), "last_seen": _seen(v.last)}
+                        {
+                            "id": v.id,
+                            "bytes": v.nbytes,
+                            "copies": v.copies,
+                            "first_seen": _seen(v.first),
+                            "last_seen": _seen(v.last),
+                        }
                         for v in ledger.variants.values()
                     ],
                 }
-            )  # fmt: skip
+            )
         return out
 
 
@@ -359,7 +364,11 @@ def composition(turn: Turn) -> list[dict[str, Any]]:
     for tag, values in sorted(turn.directives.items(), key=lambda kv: (-kv[1].get("bytes", 0), kv[0])):
         nbytes = int(values.get("bytes", 0))
         rows.append(
-            {"tag": tag, "copies": int(values.get("copies", 0)), "bytes": nbytes,
-             "share": round(nbytes / raw, 4) if raw else None}
-        )  # fmt: skip
+            {
+                "tag": tag,
+                "copies": int(values.get("copies", 0)),
+                "bytes": nbytes,
+                "share": round(nbytes / raw, 4) if raw else None,
+            }
+        )
     return rows

@@ -67,8 +67,7 @@ class LogStats:
             run.end, run.end_ms, run.count_last = line.ts, line.ts_ms, line.count
             return
         self._close_run()
-        self.run = Streak(line.kind, line.reason, 1, line.ts_ms, line.ts_ms, line.ts, line.ts,
-                          line.count, line.count)  # fmt: skip
+        self.run = Streak(line.kind, line.reason, 1, line.ts_ms, line.ts_ms, line.ts, line.ts, line.count, line.count)
 
     def add_close(self, line: CloseLine) -> None:
         self.closes[line.reason] += 1

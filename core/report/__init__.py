@@ -24,9 +24,17 @@ FORMATS: tuple[str, ...] = ("json", "md", "html")
 FILE_STEM = "continuity-report"
 
 __all__ = [
-    "FILE_STEM", "FORMATS", "SCHEMA", "ReportOptions", "build_report", "export", "render", "render_bytes", "write",
+    "FILE_STEM",
+    "FORMATS",
+    "SCHEMA",
+    "ReportOptions",
+    "build_report",
+    "export",
+    "render",
+    "render_bytes",
+    "write",
     "write_report",
-]  # fmt: skip
+]
 
 _TURNS_MARK = "\x00continuity-tui:turns\x00"
 _TURNS_MARK_JSON = orjson.dumps(_TURNS_MARK)

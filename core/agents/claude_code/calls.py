@@ -44,9 +44,11 @@ from core.kernel.cache_verdict import (
     TTL_5M_MS,
     CacheVerdict,
     CallUsage,
+    WhyTexts,
     decision,
     judge,
     structural,
+    why,
 )
 from core.kernel.directives import DirectiveLedger, Seen
 from core.kernel.pipeline import RecordHandler
@@ -193,15 +195,20 @@ class ClaudeCalls(RecordHandler):
             thread.pending = ("fork", "rewind")  # a prompt grafted before the latest call: the user rewound
             thread.pending_meta = None
         content = msg.get("content")
-        thread.context.add(content, list(claude_texts(content)), _ledger(session), record.uuid,
-                           Seen(record.timestamp, record.uuid))  # fmt: skip
+        thread.context.add(
+            content, list(claude_texts(content)), _ledger(session), record.uuid, Seen(record.timestamp, record.uuid)
+        )
 
     def _compact(self, session: Session, thread: _Thread, record: ClaudeLine) -> None:
         meta = record.obj.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         thread.pending = (COMPACTION, str(record.obj.get("subtype")))
-        thread.pending_meta = {"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"),
-                               "post_tokens": meta.get("postTokens"), "at": record.timestamp}  # fmt: skip
+        thread.pending_meta = {
+            "trigger": meta.get("trigger"),
+            "pre_tokens": meta.get("preTokens"),
+            "post_tokens": meta.get("postTokens"),
+            "at": record.timestamp,
+        }
         thread.context.reset()
 
     def _assistant(self, state: Store, session: Session, thread: _Thread, record: ClaudeLine) -> None:
@@ -232,8 +239,15 @@ class ClaudeCalls(RecordHandler):
         _hash_blocks(call, content)
         thread.context.grow(content)
 
-    def _new_call(self, session: Session, thread: _Thread, record: ClaudeLine, msg_id: str,
-                  request_id: str | None, usage: CallUsage | None) -> None:  # fmt: skip
+    def _new_call(
+        self,
+        session: Session,
+        thread: _Thread,
+        record: ClaudeLine,
+        msg_id: str,
+        request_id: str | None,
+        usage: CallUsage | None,
+    ) -> None:
         msg = record.message or {}
         current = usage or CallUsage(0, 0, 0, record.ts_ms)
         turn = Turn(
@@ -254,8 +268,21 @@ class ClaudeCalls(RecordHandler):
         turn.payload_new_bytes = new_bytes
         turn.payload_history_bytes = sent - new_bytes
         turn.directives = directives
-        call = _Call(msg_id, request_id, record.where.path, session.key, thread, turn, current, thread.previous,
-                     thread.pending, thread.pending_meta, xxhash.xxh3_64(), prompt_messages, new_messages)  # fmt: skip
+        call = _Call(
+            msg_id,
+            request_id,
+            record.where.path,
+            session.key,
+            thread,
+            turn,
+            current,
+            thread.previous,
+            thread.pending,
+            thread.pending_meta,
+            xxhash.xxh3_64(),
+            prompt_messages,
+            new_messages,
+        )
         self.calls[msg_id] = call
         _judge(call)
         session.turns.insert(turn.index, turn)  # time order: sub-agent calls interleave with the parent's
@@ -308,8 +335,12 @@ class ClaudeCalls(RecordHandler):
 def _judge(call: _Call) -> None:
     """Decide (or re-decide, once the final usage arrived) one call's verdict and put it on its turn."""
     turn, usage = call.turn, call.usage
-    turn.tokens = {"input": usage.input, "cache_read": usage.cache_read, "cache_write": usage.cache_write,
-                   "output": usage.output or 0}  # fmt: skip
+    turn.tokens = {
+        "input": usage.input,
+        "cache_read": usage.cache_read,
+        "cache_write": usage.cache_write,
+        "output": usage.output or 0,
+    }
     if usage.empty:
         turn.logged = None
         turn.why = "no usage on this call's lines yet"
@@ -329,24 +360,18 @@ def _judge(call: _Call) -> None:
     if call.pending_meta:
         evidence["compaction"] = call.pending_meta
     turn.cache = evidence
-    turn.why = _why(verdict)
+    turn.why = why(verdict, WHY)
 
 
-def _why(verdict: CacheVerdict) -> str:
-    ev = verdict.evidence
-    gap = ev.get("gap_ms")
-    ttl_min = (ev.get("ttl_ms") or 0) // 60_000
-    gap_text = f" after {gap / 1000:.0f}s (cache lifetime {ttl_min} min)" if gap is not None else ""
-    if verdict.kind == "bootstrap":
-        return f"first call of this thread: {ev.get('prompt')} prompt tokens, {ev.get('cache_read')} from cache"
-    if verdict.kind == "delta":
-        return f"cache read {ev.get('cache_read')} covers the previous prompt ({ev.get('prev_prompt')})"
-    if verdict.kind == COMPACTION:
-        return f"first call after a compact boundary: {ev.get('prompt')} prompt tokens"
-    if verdict.kind == "fork":
-        return f"first call after a rewind: cache read {ev.get('cache_read')} of {ev.get('prompt')}{gap_text}"
-    return (f"{verdict.reason}: cache read {ev.get('cache_read')} vs previous prompt {ev.get('prev_prompt')}, "
-            f"cache write {ev.get('cache_write')}{gap_text}")  # fmt: skip
+WHY = WhyTexts(
+    bootstrap="first call of this thread: {prompt} prompt tokens, {read} from cache",
+    delta="cache read {read} covers the previous prompt ({prev})",
+    compaction="first call after a compact boundary: {prompt} prompt tokens",
+    fork="first call after a rewind: cache read {read} of {prompt}{gap}",
+    resend="{reason}: cache read {read} vs previous prompt {prev}, cache write {write}{gap}",
+    gap=" after {seconds:.0f}s (cache lifetime {ttl_min} min)",
+)
+"""The one-line `why` of a Claude Code call (`core.kernel.cache_verdict.why`)."""
 
 
 def usage_of(msg: dict[str, Any], ts_ms: int | None) -> CallUsage | None:

@@ -82,9 +82,18 @@ def agent_progress(line: ClaudeLine) -> ClaudeLine | None:
     timestamp = opt_str(inner, "timestamp") or line.timestamp
     agent = opt_str(data, "agentId") or opt_str(line.obj, "parentToolUseID") or "progress"
     obj = {**inner, "isSidechain": True, "agentId": agent}
-    return ClaudeLine(line.where, kind, opt_str(inner, "uuid"), opt_str(inner, "parentUuid"),
-                      opt_str(inner, "sessionId") or line.session_id, timestamp, parse_iso_ms(timestamp), True,
-                      agent, obj)  # fmt: skip
+    return ClaudeLine(
+        line.where,
+        kind,
+        opt_str(inner, "uuid"),
+        opt_str(inner, "parentUuid"),
+        opt_str(inner, "sessionId") or line.session_id,
+        timestamp,
+        parse_iso_ms(timestamp),
+        True,
+        agent,
+        obj,
+    )
 
 
 class ClaudeCodeAdapter(Adapter):

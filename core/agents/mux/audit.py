@@ -160,14 +160,16 @@ class MuxAudit(RecordHandler):
             self._user(ws, session, row, rec)
 
     def _user(self, ws: _Workspace, session: Session, row: _Row, rec: MuxRow) -> None:
-        texts = [(p["text"], True) for p in rec.parts if isinstance(p, dict) and p.get("type") == "text"
-                 and isinstance(p.get("text"), str)]  # fmt: skip
+        texts = [
+            (p["text"], True)
+            for p in rec.parts
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        ]
         ts = rec.metadata.get("timestamp")
         seen = Seen(iso_ms(ts) if isinstance(ts, int | float) else None, rec.row_id)
         ws.context.add(rec.parts, texts, _ledger(session), rec.row_id, seen)
 
-    def _assistant(self, state: Store, ws: _Workspace, session: Session, row: _Row, rec: MuxRow,
-                   fresh: bool) -> None:  # fmt: skip
+    def _assistant(self, state: Store, ws: _Workspace, session: Session, row: _Row, rec: MuxRow, fresh: bool) -> None:
         meta = rec.metadata
         merged = merge_parts(rec.parts)
         row.boundary = is_compaction_summary(meta)
@@ -192,11 +194,16 @@ class MuxAudit(RecordHandler):
         ws.context.resize(size - row.size)
         row.size = size
         if row.usage is not None:
-            turn.tokens = {"input": row.usage.input, "cache_read": row.usage.cache_read,
-                           "cache_write": row.usage.cache_write, "output": row.usage.output or 0}  # fmt: skip
+            turn.tokens = {
+                "input": row.usage.input,
+                "cache_read": row.usage.cache_read,
+                "cache_write": row.usage.cache_write,
+                "output": row.usage.output or 0,
+            }
         if merged:
-            turn.fingerprints = {"stable_xxh3": stable_xxh3({"role": "assistant", "model": turn.model,
-                                                             "content": merged})}  # fmt: skip
+            turn.fingerprints = {
+                "stable_xxh3": stable_xxh3({"role": "assistant", "model": turn.model, "content": merged})
+            }
             self._commit(ws, row, merged, rec.where)
         position = bisect.bisect_left(ws.assistants, row.sequence)
         self._refresh(state, ws, session, position)
@@ -206,8 +213,14 @@ class MuxAudit(RecordHandler):
         ts_ms = int(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None
         position = bisect.bisect_left(ws.assistants, row.sequence)
         ws.assistants.insert(position, row.sequence)
-        turn = Turn(session=session.session_id, index=position, entry_id=row.row_id, ts=iso_ms(ts_ms), ts_ms=ts_ms,
-                    where=rec.where)  # fmt: skip
+        turn = Turn(
+            session=session.session_id,
+            index=position,
+            entry_id=row.row_id,
+            ts=iso_ms(ts_ms),
+            ts_ms=ts_ms,
+            where=rec.where,
+        )
         prompt, new, sent, new_bytes, directives = ws.context.call(_ledger(session), position)
         turn.payload_bytes_raw = turn.payload_bytes = sent
         turn.payload_new_bytes, turn.payload_history_bytes = new_bytes, sent - new_bytes
@@ -263,11 +276,14 @@ class MuxAudit(RecordHandler):
         turn.logged = decision(verdict, count, source=source)
         turn.logged.ts_ms = turn.ts_ms
         turn.cache = {**verdict.evidence, **row.basis}
-        turn.why = f"{verdict.kind}/{verdict.reason}: cache read {usage.cache_read} of previous prompt " \
-                   f"{verdict.evidence.get('prev_prompt')}, write {usage.cache_write}"  # fmt: skip
+        turn.why = (
+            f"{verdict.kind}/{verdict.reason}: cache read {usage.cache_read} of previous prompt "
+            f"{verdict.evidence.get('prev_prompt')}, write {usage.cache_write}"
+        )
 
-    def _audit(self, state: Store, ws: _Workspace, session: Session, row: _Row,
-               carry: tuple[bool, bool]) -> tuple[bool, bool]:  # fmt: skip
+    def _audit(
+        self, state: Store, ws: _Workspace, session: Session, row: _Row, carry: tuple[bool, bool]
+    ) -> tuple[bool, bool]:
         facts = row.facts
         needed, missing = (False, False) if row.boundary else carry
         if facts is None or row.turn is None:
@@ -297,8 +313,9 @@ class MuxAudit(RecordHandler):
         row.flag = flag
         if flag in ACTION_FLAGS and (row.row_id, flag) not in ws.reported:
             ws.reported.add((row.row_id, flag))
-            state.add_problem(Problem(row.where.path, row.where.line, row.where.offset, _audit_text(flag, facts, row),
-                                      now_ms()))  # fmt: skip
+            state.add_problem(
+                Problem(row.where.path, row.where.line, row.where.offset, _audit_text(flag, facts, row), now_ms())
+            )
         return row.after
 
     # ------------------------------------------------------------------ capture vs commit
@@ -318,16 +335,29 @@ class MuxAudit(RecordHandler):
             self._compare(ws, row.row_id, ws.capture[1], ws.capture[2], merged, where)
             ws.capture = None
 
-    def _compare(self, ws: _Workspace, row_id: str, capture: list[dict[str, Any]], capture_where: Where,
-                 commit: list[dict[str, Any]], commit_where: Where) -> None:  # fmt: skip
+    def _compare(
+        self,
+        ws: _Workspace,
+        row_id: str,
+        capture: list[dict[str, Any]],
+        capture_where: Where,
+        commit: list[dict[str, Any]],
+        commit_where: Where,
+    ) -> None:
         row = next((r for r in ws.rows.values() if r.row_id == row_id and r.turn is not None), None)
         if row is None or row.turn is None:
             return
         changes = capture_vs_commit(capture, commit)
         outcome = "rewritten" if changes else "clean"
-        row.turn.commit = CommitInfo(outcome=outcome, source="events", klass=classify(changes), diff=changes,
-                                     variant="merged-parts", capture_where=capture_where,
-                                     commit_where=commit_where)  # fmt: skip
+        row.turn.commit = CommitInfo(
+            outcome=outcome,
+            source="events",
+            klass=classify(changes),
+            diff=changes,
+            variant="merged-parts",
+            capture_where=capture_where,
+            commit_where=commit_where,
+        )
 
     # ------------------------------------------------------------------ rewrites
     def _new_pass(self, ws: _Workspace, path: str) -> None:
@@ -385,11 +415,15 @@ def _count_flag(session: Session, flag: str | None, step: int) -> None:
 
 def _audit_text(flag: str, facts: ReplayFacts, row: _Row) -> str:
     if flag == "receipt_missing":
-        return (f"mux audit: row {row.row_id} (history {row.sequence}) has reasoning after demoted server tool(s) "
-                f"{', '.join(facts.demoted)} but no metadata.{RECEIPT_KEY}: \"off\"; later requests in its context "
-                "segment replay that thinking (signature 400 risk)")  # fmt: skip
-    return (f"mux audit: row {row.row_id} (history {row.sequence}) carries metadata.{RECEIPT_KEY}: \"off\" "
-            "although its context segment needs no receipt; thinking is stripped without need")  # fmt: skip
+        return (
+            f"mux audit: row {row.row_id} (history {row.sequence}) has reasoning after demoted server tool(s) "
+            f'{", ".join(facts.demoted)} but no metadata.{RECEIPT_KEY}: "off"; later requests in its context '
+            "segment replay that thinking (signature 400 risk)"
+        )
+    return (
+        f'mux audit: row {row.row_id} (history {row.sequence}) carries metadata.{RECEIPT_KEY}: "off" '
+        "although its context segment needs no receipt; thinking is stripped without need"
+    )
 
 
 def _provider(model: str | None) -> str | None:

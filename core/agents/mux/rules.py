@@ -79,8 +79,9 @@ def replay_facts(parts: list[dict[str, Any]], metadata: dict[str, Any]) -> Repla
     """Scan one row's (merged) parts in order: a demoted server tool followed by reasoning needs the receipt."""
     model = str(metadata.get("model") or "").lower()
     anthropic = "anthropic" in model or "claude" in model
-    facts = ReplayFacts(anthropic=False, needs_receipt=False, receipt=metadata.get(RECEIPT_KEY) == "off",
-                        reasoning=False)  # fmt: skip
+    facts = ReplayFacts(
+        anthropic=False, needs_receipt=False, receipt=metadata.get(RECEIPT_KEY) == "off", reasoning=False
+    )
     demoted_before = False
     for part in parts:
         if _is_reasoning(part):
@@ -153,8 +154,14 @@ def mux_usage(metadata: dict[str, Any]) -> tuple[CallUsage | None, dict[str, Any
     _, _, _, prompt_last = last
     steps = prompt_all > prompt_last
     output = _num((metadata.get("usage") or {}).get("outputTokens"))
-    basis = {"steps": "several" if steps else "one", "usage_prompt": prompt_all, "usage_cache_read": read_all,
-             "usage_cache_write": write_all, "context_prompt": prompt_last, "estimated": steps}  # fmt: skip
+    basis = {
+        "steps": "several" if steps else "one",
+        "usage_prompt": prompt_all,
+        "usage_cache_read": read_all,
+        "usage_cache_write": write_all,
+        "context_prompt": prompt_last,
+        "estimated": steps,
+    }
     if not steps:
         return CallUsage(uncached_all, read_all, write_all, ts_ms, None, output), basis
     read = max(0, min(read_all, prompt_last - write_all - uncached_all))

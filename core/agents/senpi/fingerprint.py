@@ -39,8 +39,11 @@ PROJECTED = "projected"
 HASH_RULES: tuple[str, ...] = (VERBATIM, TIMING_STRIPPED, PROJECTED)
 
 #: report field names of the three rules (`fingerprints` in report-schema.md; projected is an addition)
-FINGERPRINT_KEYS = {TIMING_STRIPPED: "senpi_sha256", VERBATIM: "senpi_sha256_verbatim",
-                    PROJECTED: "senpi_sha256_projected"}  # fmt: skip
+FINGERPRINT_KEYS = {
+    TIMING_STRIPPED: "senpi_sha256",
+    VERBATIM: "senpi_sha256_verbatim",
+    PROJECTED: "senpi_sha256_projected",
+}
 
 _TIMING = ("startedAt", "endedAt")
 

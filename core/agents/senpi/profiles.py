@@ -21,12 +21,14 @@ is taken, and the explanation says that no evidence distinguished the rest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from core.agents.senpi.fingerprint import PROJECTED, TIMING_STRIPPED, VERBATIM
+from core.agents.senpi.payload.serialize import RULES_FOLD, RULES_MAPPER, RULES_NEW, RULES_OLD, SerializerRules
+from core.agents.shared.pi_family.calls import RESIDENT_API
 from core.kernel.pipeline import SessionAnalyzer
 from core.model import TranscriptEntry, Turn
 from core.timeutil import parse_iso_ms
@@ -35,8 +37,8 @@ if TYPE_CHECKING:
     from core.kernel.pipeline import Session
     from core.kernel.ports import Reread
 
-API_ID = "claude-sdk-oauth"
-PROVIDER_OLD = "claude-sdk-oauth"
+API_ID = RESIDENT_API
+PROVIDER_OLD = "claude-sdk-oauth"  # the provider id builds before 2026.9.22-3 wrote (the same string as the lane)
 PROVIDER_NEW = "anthropic-subscription"
 BINDING_TYPE = "claude-sdk-oauth-binding"
 
@@ -78,32 +80,26 @@ class BuildProfile:
     provider: str = PROVIDER_OLD  # provider id on assistant messages and model_change entries
     session_id_on_lines: bool = False  # sessionId on continuity/close lines
     reasons: frozenset[str] = REASONS_OLD - {"timeout_retry"}
+    #: how the prompt of a resident-lane call is serialized (`core.agents.senpi.payload.serialize`)
+    serializer: SerializerRules = RULES_OLD
 
     @property
     def label(self) -> str:
         return f"senpi {self.id} ({self.hash_rule} hash, {self.first_turn} first turn, dedupe {self.dedupe})"
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "since_date": self.since_date,
-            "label": self.label,
-            "hash_rule": self.hash_rule,
-            "first_turn": self.first_turn,
-            "empty_user_hashed": self.empty_user_hashed,
-            "markers": self.markers,
-            "sidecar_hashes": self.sidecar_hashes,
-            "pending_compaction": self.pending_compaction,
-            "terminal_kind": self.terminal_kind,
-            "dedupe": self.dedupe,
-            "invalidation_cause": self.invalidation_cause,
-            "provider": self.provider,
-            "session_id_on_lines": self.session_id_on_lines,
-        }
+        """The report's `profile`: every rule by name (the serializer and the reason vocabulary aside)."""
+        out: dict[str, Any] = {"id": self.id, "since_date": self.since_date, "label": self.label}
+        out.update((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in _NOT_DESCRIBED)
+        return out
+
+
+_NOT_DESCRIBED = frozenset({"id", "since_date", "change", "reasons", "serializer"})
 
 
 def _timeline() -> tuple[BuildProfile, ...]:
-    """Each release applies its changes to the previous profile (senpi-formats §0, senpi-newer §2)."""
+    """Each release applies its changes to the previous profile (senpi-formats §0, senpi-newer §2): field values,
+    and reasons the vocabulary gains (`reasons+`) or loses (`reasons-`)."""
     base = BuildProfile("2026.8.3", "2026-08-03", "continuity observations and session.log lines")
     changes: list[tuple[str, str, str, dict[str, Any]]] = [
         ("2026.8.11-2", "2026-08-11", "thinking timing excluded from assistantContentHash",
@@ -111,35 +107,71 @@ def _timeline() -> tuple[BuildProfile, ...]:
         ("2026.8.16", "2026-08-16", "content-less user messages excluded from H", {"empty_user_hashed": False}),
         ("2026.8.18-3", "2026-08-18", "binding markers, invalidations and the restart sidecar",
          {"markers": True, "sidecar_hashes": "branch-walk"}),
-        ("2026.8.20", "2026-08-20", "timeout_retry retry-checkpoint fork", {"reasons": REASONS_OLD}),
-        ("2026.9.3-3", "2026-09-03", "sidecar hashes from the converted context; session_unconfirmed",
-         {"sidecar_hashes": "context", "reasons": REASONS_OLD | {"session_unconfirmed"}}),
+        ("2026.8.20", "2026-08-20", "timeout_retry retry-checkpoint fork", {"reasons+": {"timeout_retry"}}),
+        ("2026.9.3-3", "2026-09-03", "sidecar hashes from the converted context; session_unconfirmed; shared content "
+         "mapper for flatten and delta", {"sidecar_hashes": "context", "reasons+": {"session_unconfirmed"},
+                                         "serializer": RULES_MAPPER}),
         ("2026.9.7-2", "2026-09-07", "projected assistantContentHash; options_changed split",
-         {"hash_rule": PROJECTED, "reasons": (REASONS_OLD - {"options_changed"}) | {"session_unconfirmed"}}),
+         {"hash_rule": PROJECTED, "reasons-": {"options_changed"}}),
         ("2026.9.9", "2026-09-09", "first turn = no assistant in the context (release not pinned)",
          {"first_turn": FIRST_TURN_NO_ASSISTANT}),
         ("2026.9.16", "2026-09-16", "recorded invalidation cause replaces registry_miss (release not pinned)",
          {"invalidation_cause": True}),
         ("2026.9.22-3", "2026-09-22", "provider id anthropic-subscription", {"provider": PROVIDER_NEW}),
-        ("2026.9.28-4", "2026-09-28", "credential_refreshed", {}),
+        ("2026.9.24-3", "2026-09-24", "environment-context folded into the next user message",
+         {"serializer": RULES_FOLD}),
+        ("2026.9.28-4", "2026-09-28", "credential_refreshed", {"reasons+": {"credential_refreshed"}}),
         ("2026.9.29", "2026-09-29", "sessionId on log lines; terminal kind failed",
          {"terminal_kind": "failed", "session_id_on_lines": True}),
+        ("2026.9.30", "2026-09-29", "write/edit offered as custom tools (serializer tool names)",
+         {"serializer": RULES_NEW}),
         ("2026.10.1", "2026-10-01", "pending or tainted compaction flattens", {"pending_compaction": "flatten"}),
-        ("2026.10.10-10", "2026-10-10", "ultrawork dedupe keeps identical-previous only",
+        ("2026.10.10-10", "2026-10-09", "ultrawork dedupe keeps identical-previous only",
          {"dedupe": "keep-identical-previous"}),
     ]  # fmt: skip
     out = [base]
-    for since, date, change, fields in changes:
+    for since, date, change, values in changes:
         prev = out[-1]
-        fields = dict(fields)
-        if since == "2026.9.28-4":
-            fields["reasons"] = prev.reasons | {"credential_refreshed"}
-        out.append(replace(prev, id=since, since_date=date, change=change, **fields))
+        values = dict(values)
+        reasons = (prev.reasons | values.pop("reasons+", frozenset())) - values.pop("reasons-", frozenset())
+        out.append(replace(prev, id=since, since_date=date, change=change, reasons=reasons, **values))
     return tuple(out)
 
 
 PROFILES: tuple[BuildProfile, ...] = _timeline()
 _INDEX = {p.id: i for i, p in enumerate(PROFILES)}
+
+
+@dataclass(frozen=True, slots=True)
+class SerializerEra:
+    """Consecutive releases of the timeline that serialize a prompt alike (same serializer rules, same ultrawork
+    dedupe): what the payload analysis measures a call under, and confirms against a logged `payloadBytes`.
+
+    Detection picks a release from evidence in the transcript and logs; what a prompt looked like shows only in
+    its size, so the payload analysis weighs the eras itself (`core.agents.senpi.payload.rules`)."""
+
+    name: str  # its first release
+    since: str  # that release's date; "" for the first era (the oldest modelled stands for anything older)
+    rules: SerializerRules
+    dedupe: str
+    providers: frozenset[str]  # the provider ids its releases write on assistant messages
+
+
+def _eras(profiles: tuple[BuildProfile, ...]) -> tuple[SerializerEra, ...]:
+    out: list[SerializerEra] = []
+    for profile in profiles:
+        last = out[-1] if out else None
+        if last is not None and (last.rules, last.dedupe) == (profile.serializer, profile.dedupe):
+            out[-1] = replace(last, providers=last.providers | {profile.provider})
+        else:
+            since = profile.since_date if out else ""
+            out.append(
+                SerializerEra(profile.id, since, profile.serializer, profile.dedupe, frozenset({profile.provider}))
+            )
+    return tuple(out)
+
+
+ERAS: tuple[SerializerEra, ...] = _eras(PROFILES)
 
 
 def profile_by_id(profile_id: str) -> BuildProfile:
@@ -238,9 +270,14 @@ def _bounds(ev: Evidence) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]
         at_least("2026.10.1", "context_edit entries")
     if ev.bootstrap_multi:
         at_least("2026.9.9", "bootstrap with more than one message")
-    for reason, since in (("system_prompt_changed", "2026.9.7-2"), ("toolset_changed", "2026.9.7-2"),
-                          ("cross_root_unsupported", "2026.9.7-2"), ("credential_refreshed", "2026.9.28-4"),
-                          ("session_unconfirmed", "2026.9.3-3"), ("timeout_retry", "2026.8.20")):  # fmt: skip
+    for reason, since in (
+        ("system_prompt_changed", "2026.9.7-2"),
+        ("toolset_changed", "2026.9.7-2"),
+        ("cross_root_unsupported", "2026.9.7-2"),
+        ("credential_refreshed", "2026.9.28-4"),
+        ("session_unconfirmed", "2026.9.3-3"),
+        ("timeout_retry", "2026.8.20"),
+    ):
         if ev.reasons.get(reason):
             at_least(since, f"reason {reason} logged")
     if ev.reasons.get("options_changed"):

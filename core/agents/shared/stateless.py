@@ -39,8 +39,9 @@ class ContextCounter:
     messages_at_call: int = 0
     bytes_at_call: int = 0
 
-    def add(self, content: Any, texts: list[tuple[str, bool]], ledger: DirectiveLedger | None,
-            key: str | None, seen: Seen) -> None:  # fmt: skip
+    def add(
+        self, content: Any, texts: list[tuple[str, bool]], ledger: DirectiveLedger | None, key: str | None, seen: Seen
+    ) -> None:
         """One message entered the conversation. `texts` are its (text, user_role) pieces to scan for tags."""
         self.messages += 1
         self.bytes += content_size(content)

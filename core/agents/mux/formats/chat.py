@@ -80,8 +80,15 @@ class MuxChatAdapter(Adapter):
             return [Problem(path, lineno, offset, "chat row without string id, known role and parts list")]
         meta = obj.get("metadata")
         sequence = opt_int(meta, "historySequence") if isinstance(meta, dict) else None
-        row = MuxRow(Where(path, lineno, offset, len(data)), opt_str(obj, "workspaceId"), obj["id"], obj["role"],
-                     sequence, xxhash.xxh3_64_intdigest(data), obj)  # fmt: skip
+        row = MuxRow(
+            Where(path, lineno, offset, len(data)),
+            opt_str(obj, "workspaceId"),
+            obj["id"],
+            obj["role"],
+            sequence,
+            xxhash.xxh3_64_intdigest(data),
+            obj,
+        )
         return [row]  # type: ignore[list-item]
 
 

@@ -258,8 +258,13 @@ def step(reg: Registry, f: CallFacts, profile: BuildProfile, prev_rewritten: boo
             frm = (
                 None if logged.count is None else (0 if logged.kind in ("bootstrap", "flatten") else f.n - logged.count)
             )
-            result = StepResult(Decision(logged.kind, logged.reason, logged.count), frm,
-                                f"logged-only: {cause}", logged_only=True, cause=cause)  # fmt: skip
+            result = StepResult(
+                Decision(logged.kind, logged.reason, logged.count),
+                frm,
+                f"logged-only: {cause}",
+                logged_only=True,
+                cause=cause,
+            )
             return result, _sync(reg, f, logged.kind, logged.count, frm, logged.reason)
     if replay is None:
         why = reg.unknown_since or reg.closed or "not replayable"

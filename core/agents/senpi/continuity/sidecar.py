@@ -128,20 +128,35 @@ def sidecar_verdict(data: dict[str, Any], mark: BranchMark, profile: BuildProfil
     out["restore"] = "accepted" if restore_ok else "rejected"
     n = chain_length(mark.chain)
     if not restore_ok:
-        out.update(would="flatten", kind="flatten", reason="registry_miss", count=n,
-                   why="restore rejected (" + "; ".join(problems) + "): the next call after a restart is a cold "
-                   f"seed re-sending all {n} messages")  # fmt: skip
+        out.update(
+            would="flatten",
+            kind="flatten",
+            reason="registry_miss",
+            count=n,
+            why="restore rejected (" + "; ".join(problems) + "): the next call after a restart is a cold "
+            f"seed re-sending all {n} messages",
+        )
         return out
     count = stored_count if isinstance(stored_count, int) else -1
     if count < 0 or n < count:
-        out.update(would="flatten", kind="flatten", reason="history_rolled_back", count=n,
-                   why=f"the context holds {n} messages, fewer than the {count} the sidecar anchors")  # fmt: skip
+        out.update(
+            would="flatten",
+            kind="flatten",
+            reason="history_rolled_back",
+            count=n,
+            why=f"the context holds {n} messages, fewer than the {count} the sidecar anchors",
+        )
         return out
     live_prefix = chain_digest(mark.chain, count)
     if live_prefix == stored_prefix:
-        out.update(would="reattach", kind="fork", reason="registry_miss", count=n - count,
-                   why=f"the first {count} transmitted messages of the context hash to the stored sentPrefixHash: "
-                   f"a restart reattaches and sends {n - count} message(s) plus the new prompt")  # fmt: skip
+        out.update(
+            would="reattach",
+            kind="fork",
+            reason="registry_miss",
+            count=n - count,
+            why=f"the first {count} transmitted messages of the context hash to the stored sentPrefixHash: "
+            f"a restart reattaches and sends {n - count} message(s) plus the new prompt",
+        )
         return out
     why = f"the first {count} transmitted messages of the restarted context do not hash to the stored sentPrefixHash"
     if profile.sidecar_hashes == "branch-walk" and chain_length(mark.binding_walk) != chain_length(mark.binding_chain):

@@ -111,6 +111,7 @@ class CompactionLogAdapter(SessionLogAdapter):
         payload = {k: v for k, v in obj.items() if k not in _ENVELOPE}
         ts: str = obj["ts"]
         return [
-            LogEvent(where, self.source, ts, parse_iso_ms(ts), obj["level"], obj["event"], payload,
-                     opt_str(obj, "sessionId"))
-        ]  # fmt: skip
+            LogEvent(
+                where, self.source, ts, parse_iso_ms(ts), obj["level"], obj["event"], payload, opt_str(obj, "sessionId")
+            )
+        ]

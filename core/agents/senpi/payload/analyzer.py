@@ -17,7 +17,7 @@ It is incremental: a call costs work proportional to the messages that are new s
 entries it needs (`core.agents.senpi.payload.rebuild`).
 
 Which build's rules apply is evidence, not a version check: each call is measured under every
-`BuildProfile`; a call whose logged `payloadBytes` one of them reproduces fixes the profile for the calls
+`SerializerEra`; a call whose logged `payloadBytes` one of them reproduces fixes the profile for the calls
 that follow; otherwise the session's detected build (`core.agents.senpi.profiles`), then the assistant's
 provider id and date choose. Which serializer a call used follows its decision (`call_basis`).
 
@@ -38,13 +38,13 @@ from core.agents.senpi.payload.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST
 from core.agents.senpi.payload.lane import DSEP, CallFacts, Lane, Measure, delta_facts
 from core.agents.senpi.payload.rebuild import simulate_turn
 from core.agents.senpi.payload.rules import (
+    ERAS,
     FLATTEN,
     LANE_RULES,
-    PROFILES,
-    BuildProfile,
+    SerializerEra,
     call_basis,
-    default_profile,
-    external_profile,
+    default_era,
+    external_era,
     prompt_tokens,
     stable_bytes,
 )
@@ -78,7 +78,7 @@ class PayloadAnalyzer(SessionAnalyzer):
         self.reread = reread  # a compaction or a branch switch re-reads the context; `dedupe` rebuilds a payload
         self.lanes: dict[str, Lane] = {rules.name: Lane(rules) for rules in LANE_RULES}
         self.completed: OrderedDict[str, WatchedExecution] = OrderedDict()  # the tool watch's record
-        self.confirmed: BuildProfile | None = None  # the profile the last logged payloadBytes confirmed
+        self.confirmed: SerializerEra | None = None  # the profile the last logged payloadBytes confirmed
         self.mismatches: dict[int, dict[str, Any]] = {}
         self.checked = 0
         self._pending: dict[int, tuple[Turn, CallFacts]] = {}
@@ -218,8 +218,15 @@ class PayloadAnalyzer(SessionAnalyzer):
             del self._pending[index]
             self._fill(session, turn, facts, serializer, count, source)
 
-    def _fill(self, session: Session, turn: Turn, facts: CallFacts, serializer: str | None,
-              count: int | None, source: str | None) -> None:  # fmt: skip
+    def _fill(
+        self,
+        session: Session,
+        turn: Turn,
+        facts: CallFacts,
+        serializer: str | None,
+        count: int | None,
+        source: str | None,
+    ) -> None:
         if serializer is None:
             turn.payload_bytes = turn.payload_bytes_raw = None
             turn.payload_history_bytes = turn.payload_new_bytes = None
@@ -271,16 +278,16 @@ class PayloadAnalyzer(SessionAnalyzer):
 
     def _choose(
         self, session: Session, turn: Turn, facts: CallFacts, serializer: str, logged_bytes: int | None
-    ) -> BuildProfile:
+    ) -> SerializerEra:
         """The build whose rules this call followed: the one its own logged `payloadBytes` confirms, else the
         one the session's last confirmed call used, else the session's detected build, else provider + date."""
         date = turn.ts[:10] if turn.ts else None
-        preferred: list[BuildProfile] = []
-        for profile in (self.confirmed, external_profile(session), default_profile(turn.provider, date)):
+        preferred: list[SerializerEra] = []
+        for profile in (self.confirmed, external_era(session), default_era(turn.provider, date)):
             fits = profile is not None and (turn.provider is None or turn.provider in profile.providers)
             if profile is not None and fits and profile not in preferred:
                 preferred.append(profile)
-        order = preferred + [p for p in reversed(PROFILES) if p not in preferred]
+        order = preferred + [p for p in reversed(ERAS) if p not in preferred]
         if logged_bytes is None or serializer != FLATTEN:
             return order[0]
         for profile in order:
@@ -289,18 +296,24 @@ class PayloadAnalyzer(SessionAnalyzer):
                 return profile
         return order[0]
 
-    def _check(self, session: Session, turn: Turn, computed: int, logged: int, profile: BuildProfile,
-               collapsed: int | None) -> None:  # fmt: skip
+    def _check(
+        self, session: Session, turn: Turn, computed: int, logged: int, profile: SerializerEra, collapsed: int | None
+    ) -> None:
         self.checked += 1
         if computed == logged:
             self.mismatches.pop(turn.index, None)
         else:
             self.mismatches[turn.index] = {
-                "turn": turn.index, "entry_id": turn.entry_id, "ts": turn.ts,
-                "logged": logged, "computed": computed, "difference": computed - logged,
-                "profile": profile.name, "collapsed": collapsed,
+                "turn": turn.index,
+                "entry_id": turn.entry_id,
+                "ts": turn.ts,
+                "logged": logged,
+                "computed": computed,
+                "difference": computed - logged,
+                "profile": profile.name,
+                "collapsed": collapsed,
                 "collapsed_logged": turn.logged.collapsed_directives if turn.logged else None,
-            }  # fmt: skip
+            }
         results = session.facts
         if isinstance(results, SenpiSession):
             results.payload_mismatches = [self.mismatches[i] for i in sorted(self.mismatches)]

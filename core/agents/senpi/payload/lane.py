@@ -81,8 +81,18 @@ class Cum:
         if not spans and not tokens:  # most messages: only the section totals move (Cum is immutable)
             if label < 0:
                 return self
-            return Cum(self.sections + label + body, self.labelled + 1, self.uw_n, self.uw_bytes, self.uw_last,
-                       self.depth, self.nested, self.rep_saved, self.rep_n, self.rep_last)  # fmt: skip
+            return Cum(
+                self.sections + label + body,
+                self.labelled + 1,
+                self.uw_n,
+                self.uw_bytes,
+                self.uw_last,
+                self.depth,
+                self.nested,
+                self.rep_saved,
+                self.rep_n,
+                self.rep_last,
+            )
         nested, depth = self.nested, self.depth
         if tokens and not nested:
             nested, depth = ultrawork_depth(tokens, depth)
@@ -389,8 +399,10 @@ def flatten_facts(lane: Lane, completed: Mapping[str, WatchedExecution], recogni
     if everything.nested or not h:
         after[KEEP_IDENTICAL_PREVIOUS] = (raw, 0)
     else:
-        after[KEEP_IDENTICAL_PREVIOUS] = (raw - c.rep_saved + c.rep_n * PLACEHOLDER_BYTES[KEEP_IDENTICAL_PREVIOUS],
-                                          c.rep_n)  # fmt: skip
+        after[KEEP_IDENTICAL_PREVIOUS] = (
+            raw - c.rep_saved + c.rep_n * PLACEHOLDER_BYTES[KEEP_IDENTICAL_PREVIOUS],
+            c.rep_n,
+        )
     m = min(lane.prev_len, h)
     old = lane.cum[m]
     history = old.sections + _SEP * max(old.labelled - 1, 0) if m else 0

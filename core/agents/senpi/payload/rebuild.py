@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from core.agents.senpi.facts import PayloadInfo
 from core.agents.senpi.payload.context import completed_on_path, path_to, replay_path
 from core.agents.senpi.payload.dedupe import senpi_dedupe, simulate_all
-from core.agents.senpi.payload.rules import DELTA, FLATTEN, PROFILE_BY_NAME, BuildProfile, call_basis, default_profile
+from core.agents.senpi.payload.rules import DELTA, ERA_BY_NAME, FLATTEN, SerializerEra, call_basis, default_era
 from core.agents.senpi.payload.serialize import (
     ToolNamer,
     delta_blocks,
@@ -44,7 +44,7 @@ class RebuiltPayload:
     session: str
     turn: int
     serializer: str  # "flatten" | "delta"
-    profile: BuildProfile
+    profile: SerializerEra
     blocks_raw: list[Block]  # as serialized, before senpi's dedupe
     #: per block: envelope | label | user | toolResult | assistant | note | anchor | final | separator
     origins: list[str]
@@ -86,7 +86,7 @@ def rebuild_turn(
     reread: Reread,
     *,
     serializer: str | None = None,
-    profile: BuildProfile | None = None,
+    profile: SerializerEra | None = None,
 ) -> RebuiltPayload | None:
     """Rebuild the exact blocks call `index` of `session` sent, re-reading the entries it needs.
 
@@ -102,7 +102,7 @@ def rebuild_turn(
         return None
     if profile is None:
         date = turn.ts[:10] if turn.ts else None
-        profile = PROFILE_BY_NAME.get(info.profile if info is not None else "") or default_profile(turn.provider, date)
+        profile = ERA_BY_NAME.get(info.profile if info is not None else "") or default_era(turn.provider, date)
     path = path_to(session, turn)
     if path is None:
         return None

@@ -1,25 +1,24 @@
 """Which serializer and which build's rules one provider call used: the small decisions behind a payload size.
 
-Kept apart from the running analysis so the on-demand rebuild and the report helpers use exactly the same
-choices as the per-turn numbers.
+The rules themselves are data in senpi's one build timeline (`core.agents.senpi.profiles`: each release's
+serializer rules and dedupe rule); a call is measured under one of its serializer eras (`ERAS`). Kept apart
+from the running analysis so the on-demand rebuild uses exactly the same choices as the per-turn numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.agents.senpi.facts import PayloadInfo
 from core.agents.senpi.payload.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST
-from core.agents.senpi.payload.serialize import RULES_FOLD, RULES_MAPPER, RULES_NEW, RULES_OLD, SerializerRules
-from core.agents.senpi.profiles import ProfileTracker
+from core.agents.senpi.payload.serialize import SerializerRules
+from core.agents.senpi.profiles import API_ID, ERAS, ProfileTracker, SerializerEra
 
 if TYPE_CHECKING:
     from core.kernel.pipeline import Session
     from core.model import Turn
 
-LANE_API = "claude-sdk-oauth"
 FLATTEN, DELTA = "flatten", "delta"
 FLATTEN_KINDS = frozenset({"bootstrap", "disabled"})  # plus `flatten` with a count
 DELTA_KINDS = frozenset({"delta", "fork", "reattach"})
@@ -27,35 +26,16 @@ DELTA_KINDS = frozenset({"delta", "fork", "reattach"})
 TERMINAL_KINDS = frozenset({"failed"})
 
 
-@dataclass(frozen=True, slots=True)
-class BuildProfile:
-    """The serializer rules and dedupe rule of a range of senpi builds (senpi-newer §2, §7)."""
-
-    name: str
-    since: str  # first date (YYYY-MM-DD) a release had these rules; "" = the oldest modelled
-    rules: SerializerRules
-    dedupe: str  # "keep-last" | "keep-identical-previous"
-    providers: frozenset[str]  # assistant `provider` ids those builds write
-
-
-_OLD_ID, _NEW_ID = "claude-sdk-oauth", "anthropic-subscription"
-PROFILES: tuple[BuildProfile, ...] = (
-    BuildProfile("2026.8", "", RULES_OLD, KEEP_LAST, frozenset({_OLD_ID})),
-    BuildProfile("2026.9.3", "2026-09-03", RULES_MAPPER, KEEP_LAST, frozenset({_OLD_ID, _NEW_ID})),
-    BuildProfile("2026.9.24-3", "2026-09-24", RULES_FOLD, KEEP_LAST, frozenset({_NEW_ID})),
-    BuildProfile("2026.9.30", "2026-09-29", RULES_NEW, KEEP_LAST, frozenset({_NEW_ID})),
-    BuildProfile("2026.10.10-10", "2026-10-09", RULES_NEW, KEEP_IDENTICAL_PREVIOUS, frozenset({_NEW_ID})),
-)
-PROFILE_BY_NAME = {p.name: p for p in PROFILES}
-PROFILE_BY_DEDUPE = {KEEP_LAST: PROFILES[0], KEEP_IDENTICAL_PREVIOUS: PROFILES[-1]}
+ERA_BY_NAME = {era.name: era for era in ERAS}
+ERA_BY_DEDUPE = {KEEP_LAST: ERAS[0], KEEP_IDENTICAL_PREVIOUS: ERAS[-1]}
 #: the distinct serializer rule sets: the analysis keeps one running serialization per set
-LANE_RULES: tuple[SerializerRules, ...] = tuple({p.rules.name: p.rules for p in PROFILES}.values())
+LANE_RULES: tuple[SerializerRules, ...] = tuple({era.rules.name: era.rules for era in ERAS}.values())
 
 
-def default_profile(provider: str | None, date: str | None) -> BuildProfile:
-    """The newest profile the assistant's provider id allows whose first date is not after the call's date;
+def default_era(provider: str | None, date: str | None) -> SerializerEra:
+    """The newest era the assistant's provider id allows whose first date is not after the call's date;
     with no date (or a date before all of them), the newest the provider allows."""
-    compatible = [p for p in PROFILES if provider is None or provider in p.providers] or list(PROFILES)
+    compatible = [p for p in ERAS if provider is None or provider in p.providers] or list(ERAS)
     if date:
         dated = [p for p in compatible if p.since <= date]
         if dated:
@@ -63,18 +43,19 @@ def default_profile(provider: str | None, date: str | None) -> BuildProfile:
     return compatible[-1]
 
 
-def external_profile(session: Session) -> BuildProfile | None:
+def external_era(session: Session) -> SerializerEra | None:
     """The session's build as the `profile` analyzer detected it (`core.agents.senpi.profiles`), mapped to the
-    newest serializer profile of the same dedupe rule at that build's date; None without that analyzer."""
+    newest serializer era of the same dedupe rule at that build's date (releases of one day count as one);
+    None without that analyzer."""
     tracker = session.analyzer(ProfileTracker)
     if tracker is None:
         return None
     build = tracker.profile
     date, dedupe = build.since_date, build.dedupe
-    if dedupe not in PROFILE_BY_DEDUPE:
+    if dedupe not in ERA_BY_DEDUPE:
         return None
-    fits = [p for p in PROFILES if p.since <= date and p.dedupe == dedupe]
-    return fits[-1] if fits else PROFILE_BY_DEDUPE[dedupe]
+    fits = [p for p in ERAS if p.since <= date and p.dedupe == dedupe]
+    return fits[-1] if fits else ERA_BY_DEDUPE[dedupe]
 
 
 def call_basis(turn: Turn) -> tuple[str | None, int | None, str | None]:
@@ -84,7 +65,7 @@ def call_basis(turn: Turn) -> tuple[str | None, int | None, str | None]:
     decision, then a log line attributed by time. A terminal failure logged no usable decision, so the
     replay's decision (what the failed attempt was about to send) is used when there is one.
     """
-    if turn.api is not None and turn.api != LANE_API:
+    if turn.api is not None and turn.api != API_ID:
         return None, None, None
     logged, recomputed = turn.logged, turn.recomputed
     candidates: list[tuple[str, int | None, str]] = []

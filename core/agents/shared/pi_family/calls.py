@@ -15,6 +15,10 @@ from core.formats.base import as_int, interned
 from core.model import CONTINUITY_EVENT, LoggedDecision, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 
+#: The `api` of the lane senpi decides continuity for itself (reference senpi-newer §3): its calls carry senpi's
+#: own continuity diagnostic; every other lane (and every pi call) is a stateless API judged by the cache.
+RESIDENT_API = "claude-sdk-oauth"
+
 
 class PiFamilyCalls:
     """`core.agents.base.TranscriptCalls` for senpi and pi transcripts."""

@@ -32,8 +32,11 @@ def message_texts(msg: dict[str, Any]) -> list[tuple[str, bool]]:
         return [(content, role == "user")]
     if not isinstance(content, list):
         return []
-    return [(block["text"], role == "user") for block in content
-            if isinstance(block, dict) and isinstance(block.get("text"), str)]  # fmt: skip
+    return [
+        (block["text"], role == "user")
+        for block in content
+        if isinstance(block, dict) and isinstance(block.get("text"), str)
+    ]
 
 
 class PiPayload:
@@ -58,8 +61,9 @@ class PiPayload:
             if msg.get("role") != "assistant":  # the reply is counted with its call
                 self._add(msg, ledger, key, position, entry.timestamp)
 
-    def call(self, entry: TranscriptEntry, turn: Turn, context: ProviderContext,
-             ledger: DirectiveLedger | None) -> tuple[int, int, int, int, dict[str, Any] | None]:  # fmt: skip
+    def call(
+        self, entry: TranscriptEntry, turn: Turn, context: ProviderContext, ledger: DirectiveLedger | None
+    ) -> tuple[int, int, int, int, dict[str, Any] | None]:
         """A new call: what it sent (see `ContextCounter.call`); its reply then joins the context."""
         if self.stale:
             self._rebuild(context, ledger)
@@ -67,11 +71,17 @@ class PiPayload:
         self.counter.grow((entry.message or {}).get("content"))
         return sent
 
-    def _add(self, msg: dict[str, Any], ledger: DirectiveLedger | None, key: str | None, position: int,
-             ts: str | None) -> None:  # fmt: skip
+    def _add(
+        self, msg: dict[str, Any], ledger: DirectiveLedger | None, key: str | None, position: int, ts: str | None
+    ) -> None:
         texts = message_texts(msg)
-        self.counter.add(msg.get("content"), texts, ledger if key is not None else None,
-                         f"{key}:{position}" if key is not None else None, Seen(ts, key))  # fmt: skip
+        self.counter.add(
+            msg.get("content"),
+            texts,
+            ledger if key is not None else None,
+            f"{key}:{position}" if key is not None else None,
+            Seen(ts, key),
+        )
 
     def _rebuild(self, context: ProviderContext, ledger: DirectiveLedger | None) -> None:
         """Recount the context of the branch now active (all but the call's own reply, the last item)."""

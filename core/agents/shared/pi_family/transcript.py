@@ -37,12 +37,17 @@ class TranscriptAdapter(Adapter):
             if sid is None:
                 return [Problem(path, lineno, offset, "session header without string id")]
             return [
-                SessionHeader(where, sid, opt_int(obj, "version"), opt_str(obj, "timestamp"),
-                              opt_str(obj, "cwd"), opt_str(obj, "parentSession"))
-            ]  # fmt: skip
+                SessionHeader(
+                    where,
+                    sid,
+                    opt_int(obj, "version"),
+                    opt_str(obj, "timestamp"),
+                    opt_str(obj, "cwd"),
+                    opt_str(obj, "parentSession"),
+                )
+            ]
         if etype == "message" and not isinstance(obj.get("message"), dict):
             return [Problem(path, lineno, offset, "message entry without a message object")]
         return [
-            TranscriptEntry(where, etype, opt_str(obj, "id"), opt_str(obj, "parentId"),
-                            opt_str(obj, "timestamp"), obj)
-        ]  # fmt: skip
+            TranscriptEntry(where, etype, opt_str(obj, "id"), opt_str(obj, "parentId"), opt_str(obj, "timestamp"), obj)
+        ]

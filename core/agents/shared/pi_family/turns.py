@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from core.agents.shared.pi_family.calls import RESIDENT_API
 from core.agents.shared.pi_family.context import ProviderContext
 from core.agents.shared.pi_family.payload import PiPayload, ledger_of
-from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
+from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, WhyTexts, decision, judge, structural, why
 from core.kernel.pipeline import SessionAnalyzer
 from core.model import TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
@@ -32,9 +33,6 @@ from core.timeutil import any_ms, parse_iso_ms
 if TYPE_CHECKING:
     from core.kernel.pipeline import Session
     from core.kernel.ports import Reread
-
-#: The lane senpi decides continuity for itself (reference senpi-newer §3); its turns are not judged here.
-SENPI_RESIDENT_API = "claude-sdk-oauth"
 
 
 def usage_of(msg: dict[str, object], ts_ms: int | None) -> CallUsage | None:
@@ -96,14 +94,14 @@ class PiTurns(SessionAnalyzer):
             if current is not None and not current.empty:
                 self.previous = current
             return
-        if turn.logged is None and msg.get("api") != SENPI_RESIDENT_API:
+        if turn.logged is None and msg.get("api") != RESIDENT_API:
             verdict = self._verdict(current)
             count = new_messages if verdict.kind == "delta" else prompt_messages
             source = "cache" if verdict.reason in _CACHE_REASONS else "transcript"
             turn.logged = decision(verdict, count, source=source)
             turn.logged.ts_ms = turn.ts_ms
             turn.cache = verdict.evidence
-            turn.why = _why(verdict)
+            turn.why = why(verdict, WHY)
         self.pending = None
         self.previous = current
 
@@ -122,6 +120,17 @@ class PiTurns(SessionAnalyzer):
             return structural(*self.pending, current, self.previous)
         return judge(current, self.previous)
 
+
+#: one line a user reads in the turn table's detail
+WHY = WhyTexts(
+    bootstrap="first call: {prompt} prompt tokens, {read} read from cache",
+    delta="cache read {read} of the previous prompt's {prev} tokens: only the new part was processed",
+    compaction="first call after a compaction: {prompt} prompt tokens{gap}",
+    fork="first call on another branch ({reason}): cache read {read} of {prompt}{gap}",
+    resend="history processed again ({reason}): cache read {read} of the previous prompt's {prev}, cache write "
+    "{write}{gap}",
+    gap=", {seconds:.0f}s after the previous call",
+)
 
 _CACHE_REASONS = frozenset(
     {"first_call", "cache_hit", "cache_expired", "below_cache_minimum", "uncached", "prefix_rewritten",
@@ -142,21 +151,3 @@ def _copied_from(session: Session, entry: TranscriptEntry) -> str | None:
     if created is None or written is None or written >= created:
         return None
     return header.parent_session
-
-
-def _why(verdict: CacheVerdict) -> str:
-    """One line a user reads in the turn table's detail."""
-    ev = verdict.evidence
-    read, prev = ev.get("cache_read"), ev.get("prev_prompt")
-    gap = ev.get("gap_ms")
-    gap_text = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
-    if verdict.kind == "delta":
-        return f"cache read {read} of the previous prompt's {prev} tokens: only the new part was processed"
-    if verdict.kind == "bootstrap":
-        return f"first call: {ev.get('prompt')} prompt tokens, {read} read from cache"
-    if verdict.kind == COMPACTION:
-        return f"first call after a compaction: {ev.get('prompt')} prompt tokens{gap_text}"
-    if verdict.kind == "fork":
-        return f"first call on another branch ({verdict.reason}): cache read {read} of {ev.get('prompt')}{gap_text}"
-    return (f"history processed again ({verdict.reason}): cache read {read} of the previous prompt's {prev}, "
-            f"cache write {ev.get('cache_write')}{gap_text}")  # fmt: skip
