@@ -545,17 +545,7 @@ class Engine:
                 Problem(path, line.lineno, line.offset, "not a format this tool reads; file ignored", now_ms())
             )
             return self._sniff(path, logical, held)
-        pending.lines = held
-        pending.size = sum(len(line.data) for line in held)
-        if len(held) > SNIFF_HOLD_LINES or pending.size > SNIFF_HOLD_BYTES:
-            stat = self._stat(path)
-            for line in held:
-                stat.lines += 1
-                stat.bytes += len(line.data) + 1
-                if line.data.strip():
-                    self._unrecognised(path, line)
-            pending.lines = []
-            pending.size = 0
+        self._hold(path, pending, held, too_many=len(held) > SNIFF_HOLD_LINES, limit=SNIFF_HOLD_BYTES)
         return None, []
 
     def _sniff_document(self, path: str, logical: str, held: list[Line]) -> tuple[Adapter | None, list[Line]]:
@@ -566,10 +556,15 @@ class Engine:
             del self._pending[logical]
             self._documents.add(logical)
             return self._sniff(path, logical, [whole])
-        pending = self._pending[logical]
+        self._hold(path, self._pending[logical], held, too_many=False, limit=DOCUMENT_MAX_BYTES)
+        return None, []
+
+    def _hold(self, path: str, pending: _Pending, held: list[Line], *, too_many: bool, limit: int) -> None:
+        """Keep a file's lines while its format is unknown, up to a bound; past it, give up on them: every held
+        line is counted and reported as unrecognised (nothing is silently dropped)."""
         pending.lines = held
         pending.size = sum(len(line.data) for line in held)
-        if pending.size > DOCUMENT_MAX_BYTES:
+        if too_many or pending.size > limit:
             stat = self._stat(path)
             for line in held:
                 stat.lines += 1
@@ -578,7 +573,6 @@ class Engine:
                     self._unrecognised(path, line)
             pending.lines = []
             pending.size = 0
-        return None, []
 
     def _unrecognised(self, path: str, line: Line) -> None:
         """A line held while the file's format was unknown, and never recognised: say why it is bad."""

@@ -8,7 +8,7 @@ hot path, and the adapters already validate the shapes they accept. pydantic is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 #: The five kinds a report always lists, in display order. `failed` (newer senpi) and any unknown kind
 #: are added when seen.
@@ -16,6 +16,18 @@ KINDS: tuple[str, ...] = ("bootstrap", "delta", "fork", "flatten", "disabled")
 
 #: Kinds that re-send history. `failed`, `bootstrap`, `delta` and `disabled` are not re-sends.
 RESEND_KINDS: frozenset[str] = frozenset({"fork", "flatten"})
+
+# Closed vocabularies, as types (the report contract spells the same values: `core.report.schema`). A call's
+# `kind` and `reason` stay `str`: logs may name kinds and reasons no release here knows, and they are shown.
+LogSource = Literal["session-log", "compaction-log"]
+#: where a `LoggedDecision` comes from: senpi's diagnostic on the message, a matched session.log line, or (agents
+#: that log no decision) the prompt-cache figures or the transcript's structure
+DecisionSource = Literal["diagnostic", "log", "cache", "transcript"]
+ChangeKind = Literal["missing_in_capture", "missing_in_commit", "changed", "type_changed"]
+CommitOutcome = Literal["clean", "rewritten", "not-resident", "unknown"]
+CommitSource = Literal["events", "transcript", "inferred"]
+DiffClass = Literal["volatile-only", "semantic"]
+Serializer = Literal["flatten", "delta"]
 
 CONTINUITY_EVENT = "claude_sdk_oauth_session_continuity"
 CLOSE_EVENT = "claude_sdk_oauth_session_close"
@@ -47,7 +59,7 @@ class LogEvent:
     """Any session.log / compaction.log line. Unknown events stay generic records, not errors."""
 
     where: Where
-    source: str  # "session-log" | "compaction-log"
+    source: LogSource
     ts: str
     ts_ms: int | None
     level: str
@@ -126,6 +138,12 @@ class Sidecar:
     data: dict[str, Any]
 
 
+def entry_key(entry_id: str | None, line: int) -> str:
+    """The id state keys a transcript entry by: its own id, or `#<line>` for an id-less one (pi v1 files, whose
+    compactions name their first kept entry the same way)."""
+    return entry_id if entry_id is not None else f"#{line}"
+
+
 @dataclass(slots=True)
 class EntryNode:
     """What state remembers of one transcript entry: its place in the tree and where to re-read it."""
@@ -166,13 +184,13 @@ class LoggedDecision:
     payload_bytes: int | None = None
     collapsed_directives: int | None = None
     ts_ms: int | None = None
-    source: str = "diagnostic"  # "diagnostic" | "log"
+    source: DecisionSource = "diagnostic"
 
 
 @dataclass(slots=True)
 class DiffChange:
     path: str  # jq-style, e.g. ".content[0].startedAt"
-    change: str  # missing_in_capture | missing_in_commit | changed | type_changed
+    change: ChangeKind
     volatile: bool
     capture: Any = None
     commit: Any = None
@@ -180,15 +198,15 @@ class DiffChange:
 
 @dataclass(slots=True)
 class CommitInfo:
-    outcome: str  # clean | rewritten | not-resident | unknown
-    source: str  # events | transcript | inferred
-    klass: str | None = None  # volatile-only | semantic | None
+    outcome: CommitOutcome
+    source: CommitSource
+    klass: DiffClass | None = None
     diff: list[DiffChange] = field(default_factory=list)
-    variant: str | None = None  # which hash rule judged it: verbatim | timing-stripped | projected
+    variant: str | None = None  # which rule judged it: a hash rule (verbatim | timing-stripped | projected) or mux's
     capture_where: Where | None = None  # the recorded last message_update, for lazy re-read
     commit_where: Where | None = None
-    #: the outcome under every hash rule ({rule: clean | rewritten}; shared between turns, never mutated)
-    outcomes: dict[str, str] | None = None
+    #: the outcome under every hash rule (shared between turns, never mutated)
+    outcomes: dict[str, CommitOutcome] | None = None
     #: where the diff came from: inferred | unknown | events-<capture kind>
     diff_source: str | None = None
     diff_truncated: int = 0  # changes beyond the diff's bound, not listed
@@ -229,8 +247,8 @@ class Turn:
     payload_bytes_if_stable: int | None = None
     #: the decision a build with a stable fingerprint would have taken (senpi's replay)
     counterfactual: Decision | None = None
-    #: how the prompt was serialized, when the payload analysis knows: flatten (the whole history) | delta
-    serializer: str | None = None
+    #: how the prompt was serialized, when the payload analysis knows: the whole history, or what was new
+    serializer: Serializer | None = None
     #: the figures a prompt-cache verdict rests on (`core.kernel.cache_verdict`), for agents judged by the cache
     cache: dict[str, Any] | None = None
     #: the session this call was copied from (a branched or resumed session file repeats its parent's calls)

@@ -10,9 +10,8 @@ The contract under test (``core.formats.base``): an adapter is a pure function f
 * A line is parsed the same inside a file (read by ``Engine`` through ``Sources``, sniffed, batched) as when
   handed to the adapter alone, and the engine's per-file statistics count each bad line once.
 
-Every adapter registered in ``core.formats.ADAPTERS`` at test time is fuzzed (every module of the package is
-imported first, so adapters that register themselves on import are included): a new format is covered the
-day it lands. senpi's formats also get strategies that build *valid* records with random field values.
+Every adapter of every agent in ``core.agents.AGENTS`` is fuzzed (``core.agents.ADAPTERS``): a new agent's
+formats are covered the day its line joins the list. senpi's formats also get strategies that build *valid* records with random field values.
 
 All hypothesis runs are derandomized (a fixed seed per test), so CI sees the same examples every time.
 """
@@ -22,8 +21,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
-import importlib
-import pkgutil
 import signal
 import typing
 from collections.abc import Iterator
@@ -35,21 +32,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.formats
 from core.agents import ADAPTERS
 from core.agents.senpi.formats.logs import COMPACTION_EVENTS
 from core.engine import Engine, SourceStat
 from core.formats.base import MAX_DEPTH, MAX_LINE_BYTES
 from core.model import CLOSE_EVENT, CONTINUITY_EVENT, Problem, Record, Where
-
-
-def _import_every_format_module() -> None:
-    """Adapters for other agents register themselves when their module is imported: import them all."""
-    for info in pkgutil.iter_modules(core.formats.__path__):
-        importlib.import_module(f"core.formats.{info.name}")
-
-
-_import_every_format_module()
 
 ALL_ADAPTERS = list(ADAPTERS)
 BY_NAME = {a.name: a for a in ALL_ADAPTERS}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.formats.base import interned
-from core.model import EntryNode, SessionHeader, TranscriptEntry, Turn
+from core.model import EntryNode, SessionHeader, TranscriptEntry, Turn, entry_key
 
 if TYPE_CHECKING:
     from core.agents.base import Agent
@@ -40,7 +40,7 @@ class Tree:
         session = self.session_for(entry.where.path, None, agent)
         session.entries += 1
         # entries without ids (pi v1 files) form a simple chain keyed by line number
-        entry_id = f"#{entry.where.line}" if entry.id is None else entry.id
+        entry_id = entry_key(entry.id, entry.where.line)
         parent = entry.parent_id
         if parent is None and entry.id is None and session.branch:
             parent = session.branch[-1]

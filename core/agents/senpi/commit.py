@@ -41,7 +41,7 @@ from core.agents.senpi.profiles import API_ID, BINDING_TYPE, ProfileTracker
 from core.kernel.diff import classify, describe, diff_with_count
 from core.kernel.pipeline import RecordHandler, SessionAnalyzer
 from core.kernel.volatility import VolatilityPolicy, policy
-from core.model import AgentEvent, CommitInfo, DiffChange, LoggedDecision, TranscriptEntry, Turn, Where
+from core.model import AgentEvent, CommitInfo, DiffChange, LoggedDecision, TranscriptEntry, Turn, Where, entry_key
 from core.timeutil import any_ms
 
 if TYPE_CHECKING:
@@ -531,7 +531,7 @@ class RecordingMatcher(RecordHandler):
         session = state.sessions.get(entry.where.path)
         if session is None:
             return
-        node = session.nodes.get(entry.id if entry.id is not None else f"#{entry.where.line}")
+        node = session.nodes.get(entry_key(entry.id, entry.where.line))
         if node is None or node.turn_index is None or node.where is not entry.where:
             return
         turn = session.turns[node.turn_index]

@@ -5,16 +5,18 @@ session record for the report without importing the analyses)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from core.model import Serializer
 
 
 @dataclass(slots=True)
 class PayloadInfo:
     """How the payload analysis measured one call (`core.agents.senpi.payload.analyzer`)."""
 
-    serializer: str  # flatten | delta
+    serializer: Serializer
     profile: str  # the serializer profile whose rules measured it
-    basis: str | None  # where the decision came from: logged | recomputed | log
+    basis: Literal["logged", "recomputed", "log"] | None  # where the decision came from
     prompt_tokens: int | None  # input + cache read + cache write billed (`Turn.tokens` stays as reported)
     #: flatten: what senpi's ultrawork dedupe collapsed, and what each of its two rules would save
     collapsed: int | None = None

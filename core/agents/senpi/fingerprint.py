@@ -25,7 +25,7 @@ projected          >= 2026.9.7-2             text {type,text}; thinking {type,th
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Literal
 
 import xxhash
 
@@ -33,10 +33,11 @@ from core.kernel.canonical import canonical_bytes, digest, get
 from core.kernel.hashing import message_fields
 from core.kernel.volatility import VolatilityPolicy, policy
 
-VERBATIM = "verbatim"
-TIMING_STRIPPED = "timing-stripped"
-PROJECTED = "projected"
-HASH_RULES: tuple[str, ...] = (VERBATIM, TIMING_STRIPPED, PROJECTED)
+HashRule = Literal["verbatim", "timing-stripped", "projected"]
+VERBATIM: HashRule = "verbatim"
+TIMING_STRIPPED: HashRule = "timing-stripped"
+PROJECTED: HashRule = "projected"
+HASH_RULES: tuple[HashRule, ...] = (VERBATIM, TIMING_STRIPPED, PROJECTED)
 
 #: report field names of the three rules (`fingerprints` in report-schema.md; projected is an addition)
 FINGERPRINT_KEYS = {

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from core.agents.senpi.fingerprint import PROJECTED, TIMING_STRIPPED, VERBATIM
+from core.agents.senpi.fingerprint import PROJECTED, TIMING_STRIPPED, VERBATIM, HashRule
 from core.agents.senpi.payload.serialize import RULES_FOLD, RULES_MAPPER, RULES_NEW, RULES_OLD, SerializerRules
 from core.agents.shared.pi_family.calls import RESIDENT_API
 from core.kernel.pipeline import SessionAnalyzer
@@ -44,6 +44,11 @@ BINDING_TYPE = "claude-sdk-oauth-binding"
 
 FIRST_TURN_MAX_ONE = "at-most-one-transmitted"
 FIRST_TURN_NO_ASSISTANT = "no-assistant-in-context"
+FirstTurn = Literal["at-most-one-transmitted", "no-assistant-in-context"]  # when a cold seed is logged `bootstrap`
+SidecarHashes = Literal["none", "branch-walk", "context"]  # what the sidecar's sentCount counts
+PendingCompaction = Literal["fork-or-flatten", "flatten"]
+TerminalKind = Literal["flatten", "failed"]  # a count-less flatten, or `failed` (2026.9.29+)
+DedupeRule = Literal["keep-last", "keep-identical-previous"]  # the flatten's ultrawork dedupe
 
 #: senpi-formats §2.4 (35 values at v2026.8.22-2)
 REASONS_OLD: frozenset[str] = frozenset(
@@ -68,14 +73,14 @@ class BuildProfile:
     id: str  # the first release with this exact set of rules, e.g. "2026.8.18-3"
     since_date: str  # its date, YYYY-MM-DD (release versions are dates)
     change: str  # what changed at this release, for explanations
-    hash_rule: str = VERBATIM  # assistantContentHash rule of the commit-boundary check
-    first_turn: str = FIRST_TURN_MAX_ONE  # when a cold seed is logged `bootstrap`
+    hash_rule: HashRule = VERBATIM  # assistantContentHash rule of the commit-boundary check
+    first_turn: FirstTurn = FIRST_TURN_MAX_ONE
     empty_user_hashed: bool = True  # users with `content: []` count in H (before 2026.8.16)
     markers: bool = False  # binding marker / invalidation entries and the sidecar
-    sidecar_hashes: str = "none"  # none | branch-walk | context: what the sidecar's sentCount counts
-    pending_compaction: str = "fork-or-flatten"  # fork-or-flatten | flatten (2026.10.1+)
-    terminal_kind: str = "flatten"  # flatten (count-less) | failed (2026.9.29+)
-    dedupe: str = "keep-last"  # keep-last | keep-identical-previous: the flatten ultrawork dedupe rule id
+    sidecar_hashes: SidecarHashes = "none"
+    pending_compaction: PendingCompaction = "fork-or-flatten"  # flatten since 2026.10.1
+    terminal_kind: TerminalKind = "flatten"
+    dedupe: DedupeRule = "keep-last"
     invalidation_cause: bool = False  # a recorded invalidation cause replaces registry_miss on cold seeds
     provider: str = PROVIDER_OLD  # provider id on assistant messages and model_change entries
     session_id_on_lines: bool = False  # sessionId on continuity/close lines

@@ -60,7 +60,7 @@ from core.agents.senpi.payload.serialize import (
 from core.agents.shared.pi_family.context import ProviderContext, is_transmitted
 from core.kernel.directives import DirectiveLedger, Seen, TagBlock
 from core.kernel.pipeline import RecordHandler, SessionAnalyzer
-from core.model import TranscriptEntry, Turn
+from core.model import TranscriptEntry, Turn, entry_key
 
 if TYPE_CHECKING:
     from core.kernel.dedupe import DedupeResult
@@ -96,7 +96,7 @@ class PayloadAnalyzer(SessionAnalyzer):
         if context.reset is not None:
             self._rebuild(session, reread_items(context.items, self.reread))
         else:
-            line_key = entry.id if entry.id is not None else f"#{entry.where.line}"
+            line_key = entry_key(entry.id, entry.where.line)
             for position, msg in enumerate(context.added):
                 kind = message_kind(entry.obj, msg)
                 self._append(session, CtxMsg(msg, kind, (line_key, position), entry.timestamp))

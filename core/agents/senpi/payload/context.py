@@ -21,6 +21,7 @@ from core.agents.senpi.payload.serialize import (
     execution_from_result,
 )
 from core.agents.shared.pi_family.context import COMPACTION_PREFIX, COMPACTION_SUFFIX, entry_messages
+from core.model import entry_key
 
 if TYPE_CHECKING:
     from core.agents.shared.pi_family.context import ContextItem
@@ -59,11 +60,6 @@ def context_messages_of(obj: dict[str, Any]) -> list[dict[str, Any]]:
         text = COMPACTION_PREFIX + str(obj.get("summary", "")) + COMPACTION_SUFFIX
         return [{"role": "user", "content": [{"type": "text", "text": text}], "timestamp": obj.get("timestamp")}]
     return entry_messages(obj)
-
-
-def entry_key(entry_id: str | None, line: int) -> str:
-    """State's node id: the entry id, or `#<line>` for id-less (pi v1) entries."""
-    return entry_id if entry_id is not None else f"#{line}"
 
 
 def reread_items(items: Sequence[ContextItem], reread: Reread) -> list[CtxMsg]:

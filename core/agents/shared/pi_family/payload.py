@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.agents.shared.pi_family.context import COMPACTION_PREFIX, COMPACTION_SUFFIX, ProviderContext, entry_messages
 from core.agents.shared.stateless import ContextCounter
 from core.kernel.directives import DirectiveLedger, Seen
-from core.model import TranscriptEntry, Turn, Where
+from core.model import TranscriptEntry, Turn, Where, entry_key
 
 if TYPE_CHECKING:
     from core.kernel.pipeline import Session
@@ -106,7 +106,7 @@ def _messages(entry: TranscriptEntry) -> list[dict[str, Any]]:
 
 
 def _key(entry_id: str | None, where: Where) -> str:
-    return entry_id if entry_id is not None else f"#{where.line}"
+    return entry_key(entry_id, where.line)
 
 
 def ledger_of(session: Session) -> DirectiveLedger | None:
