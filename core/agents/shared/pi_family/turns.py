@@ -10,7 +10,10 @@ nothing on disk says whether the history was processed again. The provider's cac
   `branch_summary`) is `fork/branch`;
 - in a branched session file (header `parentSession`), pi copies the root-to-leaf path of the parent with the
   same entry ids and their old timestamps: those turns were calls of the parent session, so they get no
-  verdict here (`Turn.copied_from`), and the first new call is `fork/branched_session`.
+  verdict here (`Turn.copied_from`), and the first new call is `fork/branched_session`;
+- a call with no usage at all (pi writes an aborted or failed request's message with every figure 0) is
+  `aborted`, with the stop reason; it says nothing about the cache, so the next call is judged against the
+  last call that had usage, and a compaction waiting for its first call waits past it.
 
 Every other call is judged from its usage against the previous call (the previous in time: the cache holds
 what was sent last, whichever branch it was on). The verdict becomes `Turn.logged` with `source` `cache`
@@ -24,9 +27,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from core.agents.shared.pi_family.context import ProviderContext
 from core.agents.shared.pi_family.payload import PiPayload, ledger_of
-from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
+from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, explain, judge, structural
 from core.kernel.pipeline import SessionAnalyzer
-from core.model import TranscriptEntry, Turn
+from core.model import ABORTED, LoggedDecision, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 
 if TYPE_CHECKING:
@@ -92,15 +95,21 @@ class PiTurns(SessionAnalyzer):
             turn.copied_from = copied_from
             self.pending = ("fork", "branched_session")
         current = usage_of(msg, turn.ts_ms)
-        if copied_from is not None or current is None or current.empty:
+        judged = turn.logged is None and msg.get("api") != SENPI_RESIDENT_API
+        if copied_from is None and (current is None or current.empty):
+            if judged:  # an aborted or failed request: a call, but it says nothing about the cache
+                turn.logged = aborted(msg, turn.ts_ms)
+                turn.why = f"no usage: the request ended ({turn.stop_reason}) before the provider reported any"
+            return  # a structural verdict waiting (a compaction) goes to the next call that has usage
+        if copied_from is not None or current is None:
             if current is not None and not current.empty:
                 self.previous = current
             return
-        if turn.logged is None and msg.get("api") != SENPI_RESIDENT_API:
+        if judged:
+            structural_pending = self.pending is not None
             verdict = self._verdict(current)
             count = new_messages if verdict.kind == "delta" else prompt_messages
-            source = "cache" if verdict.reason in _CACHE_REASONS else "transcript"
-            turn.logged = decision(verdict, count, source=source)
+            turn.logged = decision(verdict, count, source="transcript" if structural_pending else "cache")
             turn.logged.ts_ms = turn.ts_ms
             turn.cache = verdict.evidence
             turn.why = _why(verdict)
@@ -123,10 +132,16 @@ class PiTurns(SessionAnalyzer):
         return judge(current, self.previous)
 
 
-_CACHE_REASONS = frozenset(
-    {"first_call", "cache_hit", "cache_expired", "below_cache_minimum", "uncached", "prefix_rewritten",
-     "partial_prefix"}
-)  # fmt: skip
+#: pi's `stopReason` of a call that got no usage -> the reason of its `aborted` verdict
+_ABORT_REASONS = {"aborted": "request_aborted", "error": "request_failed"}
+
+
+def aborted(msg: dict[str, object], ts_ms: int | None) -> LoggedDecision:
+    """The verdict of a call with no usage: pi writes the assistant message of an aborted (Esc) or failed request
+    with every usage figure 0 (27 such calls in the two real pi sessions)."""
+    stop = msg.get("stopReason")
+    reason = _ABORT_REASONS.get(stop, "no_usage") if isinstance(stop, str) else "no_usage"
+    return LoggedDecision(ABORTED, reason, None, ts_ms=ts_ms, source="transcript")
 
 
 def _copied_from(session: Session, entry: TranscriptEntry) -> str | None:
@@ -147,16 +162,11 @@ def _copied_from(session: Session, entry: TranscriptEntry) -> str | None:
 def _why(verdict: CacheVerdict) -> str:
     """One line a user reads in the turn table's detail."""
     ev = verdict.evidence
-    read, prev = ev.get("cache_read"), ev.get("prev_prompt")
+    read = ev.get("cache_read")
     gap = ev.get("gap_ms")
     gap_text = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
-    if verdict.kind == "delta":
-        return f"cache read {read} of the previous prompt's {prev} tokens: only the new part was processed"
-    if verdict.kind == "bootstrap":
-        return f"first call: {ev.get('prompt')} prompt tokens, {read} read from cache"
     if verdict.kind == COMPACTION:
         return f"first call after a compaction: {ev.get('prompt')} prompt tokens{gap_text}"
     if verdict.kind == "fork":
         return f"first call on another branch ({verdict.reason}): cache read {read} of {ev.get('prompt')}{gap_text}"
-    return (f"history processed again ({verdict.reason}): cache read {read} of the previous prompt's {prev}, "
-            f"cache write {ev.get('cache_write')}{gap_text}")  # fmt: skip
+    return explain(verdict)
