@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-#: The five kinds a report always lists, in display order. `failed` (newer senpi) and any unknown kind
-#: are added when seen.
+#: The five kinds of senpi's continuity decisions, which a report always lists for log lines, in display order.
+#: `failed` (newer senpi) and any unknown kind are added when seen.
 KINDS: tuple[str, ...] = ("bootstrap", "delta", "fork", "flatten", "disabled")
 
-#: Kinds that re-send history. `failed`, `bootstrap`, `delta` and `disabled` are not re-sends.
+#: Log-line kinds that re-send history. `failed`, `bootstrap`, `delta` and `disabled` are not re-sends.
 RESEND_KINDS: frozenset[str] = frozenset({"fork", "flatten"})
 
 # Closed vocabularies, as types (the report contract spells the same values: `core.report.schema`). A call's
@@ -28,6 +28,26 @@ CommitOutcome = Literal["clean", "rewritten", "not-resident", "unknown"]
 CommitSource = Literal["events", "transcript", "inferred"]
 DiffClass = Literal["volatile-only", "semantic"]
 Serializer = Literal["flatten", "delta"]
+
+#: A call that processed its history again, per the prompt-cache evidence (any agent on a stateless API).
+RESEND = "re-send"
+#: The first call after the history was replaced by a summary: rebuilt on purpose, not a re-send.
+COMPACTION = "compaction"
+#: A call with no usage at all: the request was aborted or failed before the provider reported any.
+ABORTED = "aborted"
+
+#: Every kind a call can have, in display order: senpi's five, `failed`, then what the cache and the
+#: transcript's structure tell for every other agent. The report's `calls.by_kind` always lists all of them.
+CALL_KINDS: tuple[str, ...] = (*KINDS, "failed", RESEND, COMPACTION, ABORTED)
+
+#: Call kinds that re-send history: fork, flatten and re-send. A compaction is not one; an aborted call is left
+#: out of the share altogether (it sent a request but nothing says what the provider processed).
+CALL_RESEND_KINDS: frozenset[str] = frozenset({"fork", "flatten", RESEND})
+
+#: What a call's verdict rests on: senpi's diagnostic on the message, a matched `session.log` line, this tool's
+#: replay of the continuity decision, the provider's prompt-cache figures, or the transcript's structure
+#: (compaction, branch, rewind, an aborted request).
+EVIDENCE: tuple[str, ...] = ("diagnostic", "log", "replay", "cache", "transcript")
 
 CONTINUITY_EVENT = "claude_sdk_oauth_session_continuity"
 CLOSE_EVENT = "claude_sdk_oauth_session_close"
@@ -251,19 +271,47 @@ class Turn:
     serializer: Serializer | None = None
     #: the figures a prompt-cache verdict rests on (`core.kernel.cache_verdict`), for agents judged by the cache
     cache: dict[str, Any] | None = None
-    #: the session this call was copied from (a branched or resumed session file repeats its parent's calls)
+    #: the session this call was copied from (a branched or resumed session file repeats its parent's calls);
+    #: a copy is not a call of this session (it counts once, in the session that made it)
     copied_from: str | None = None
+    #: the conversation the call belongs to: "main", or a sub-agent's ("agent:<id>" for Claude Code); a thread
+    #: is judged against its own previous call
+    thread: str = "main"
     #: what the call's own agent knows of it beyond these fields: that agent's typed record (its `turn_extras`
     #: put the parts a report shows into `turns[]`)
     facts: Any = None
 
     @property
     def kind(self) -> str | None:
+        """The call's kind: what the agent logged (or its cache/structure verdict), else the replay's, else
+        `aborted` for a call with no usage at all. None only for a call with usage that nothing judged."""
         if self.logged is not None:
             return self.logged.kind
         if self.recomputed is not None:
             return self.recomputed.kind
-        return None
+        return ABORTED if self.no_usage else None
+
+    @property
+    def reason(self) -> str | None:
+        if self.logged is not None:
+            return self.logged.reason
+        if self.recomputed is not None:
+            return self.recomputed.reason
+        return "no_usage" if self.no_usage else None
+
+    @property
+    def evidence(self) -> str | None:
+        """What the kind rests on (one of `EVIDENCE`)."""
+        if self.logged is not None:
+            return self.logged.source
+        if self.recomputed is not None:
+            return "replay"
+        return "transcript" if self.no_usage else None
+
+    @property
+    def no_usage(self) -> bool:
+        """No token figure at all, or only zeros: the provider reported nothing for this call."""
+        return not self.tokens or not any(self.tokens.values())
 
     @property
     def rewritten(self) -> bool:

@@ -154,8 +154,8 @@ def test_calls_grouped_judged_and_sub_agents_attached(tmp_path: Path) -> None:
     session = engine.state.sessions[str(main_path)]
     assert session.session_id == SID and session.cwd == CWD and session.agent.name == "claude-code"
     assert session.profile["id"] == "claude-code" and list(session.analyzers) == [DirectiveLedger]
-    main = [t for t in session.turns if t.facts.thread == "main"]
-    sub = [t for t in session.turns if t.facts.thread != "main"]
+    main = [t for t in session.turns if t.thread == "main"]
+    sub = [t for t in session.turns if t.thread != "main"]
     assert [t.entry_id for t in main] == ["msg_1", "msg_2", "msg_3", "msg_4", "msg_5", "msg_6"]
     assert [t.entry_id for t in sub] == ["msg_s1", "msg_s2"]  # the replayed msg_1 is not counted again
     assert len(session.turns) == 8 and [t.index for t in session.turns] == list(range(8))
@@ -245,6 +245,6 @@ def test_agent_progress_lines_count_sub_agent_calls_once(tmp_path: Path) -> None
     engine = Engine([projects])
     engine.drain()
     session = engine.state.sessions[str(main_path)]
-    agent_calls = [t.entry_id for t in session.turns if t.facts.thread == "agent:a7b1cd4e"]
+    agent_calls = [t.entry_id for t in session.turns if t.thread == "agent:a7b1cd4e"]
     assert sorted(agent_calls) == ["msg_p1", "msg_s1", "msg_s2"]
     assert len(session.turns) == 9

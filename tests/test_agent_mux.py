@@ -150,7 +150,11 @@ def test_workspace_lifecycle(tmp_path: Path) -> None:
     engine.drain()
     assert engine.stats[key].format == "mux-chat"
     assert engine.state.sessions[key].session_id == WS and engine.state.sessions[key].profile["id"] == "mux"
-    assert turn_kinds(engine, key) == [("bootstrap", "first_call"), ("delta", "cache_hit"), (None, None)]
+    assert turn_kinds(engine, key) == [
+        ("bootstrap", "first_call"),
+        ("delta", "cache_hit"),
+        ("aborted", "stream_in_progress"),
+    ]
     assert engine.state.sessions[key].turns[2].why == "stream in progress (placeholder row)"
 
     streamed = [reasoning("pl"), reasoning("an", "sig-plan"), failed_search(native=True), reasoning("read", "sig-read"),

@@ -28,14 +28,21 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str],
 def test_passing_thresholds_exit_0_with_one_line_each(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, lines, _ = run(capsys, str(agent), "--max-resend-share", "0.7", "--max-payload-bytes", "10000000")
     assert code == 0
-    assert lines[0] == "PASS resend-share 0.6154 <= max 0.7000 (13 log decisions)"
-    assert lines[1].startswith("PASS payload-bytes ") and lines[1].endswith(")") and len(lines) == 2
+    assert lines[0] == "PASS resend-share 0.3333 <= max 0.7000 (over calls: 2 re-sends in 6 calls)"
+    assert lines[1] == "PASS resend-share 0.6154 <= max 0.7000 (over log lines: 8 re-sends in 13 log decisions)"
+    assert lines[2].startswith("PASS payload-bytes ") and lines[2].endswith(")") and len(lines) == 3
 
 
 def test_resend_share_above_the_threshold_fails_with_exit_1(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Calls and log lines are measured each on its own line; either over the maximum fails the check."""
     code, lines, _ = run(capsys, str(agent), "--max-resend-share", "0.5")
     assert code == 1
-    assert lines == ["FAIL resend-share 0.6154 > max 0.5000 (13 log decisions)"]
+    assert lines == [
+        "PASS resend-share 0.3333 <= max 0.5000 (over calls: 2 re-sends in 6 calls)",
+        "FAIL resend-share 0.6154 > max 0.5000 (over log lines: 8 re-sends in 13 log decisions)",
+    ]
+    code, lines, _ = run(capsys, str(agent), "--max-resend-share", "0.3")
+    assert code == 1 and [line.split()[0] for line in lines] == ["FAIL", "FAIL"]
 
 
 def test_unusable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,7 +59,9 @@ def test_unusable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_session_selection_measures_that_session(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, lines, _ = run(capsys, str(agent), "--session", SESSION_ID, "--max-resend-share", "0.2")
     assert code == 1  # a fork and a flatten in five turns
-    assert lines == [f"FAIL resend-share 0.4000 > max 0.2000 (5 turns of session {SESSION_ID})"]
+    assert lines == [
+        f"FAIL resend-share 0.4000 > max 0.2000 (over calls of session {SESSION_ID}: 2 re-sends in 5 calls)"
+    ]
     code, lines, _ = run(capsys, str(agent), "--session", OTHER_SESSION_ID, "--max-resend-share", "0.2")
     assert code == 0 and lines[0].startswith("PASS resend-share 0.0000")
     code, lines, err = run(capsys, str(agent), "--session", "nope", "--max-resend-share", "0.9")
@@ -62,9 +71,15 @@ def test_session_selection_measures_that_session(agent: Path, capsys: pytest.Cap
 def test_time_window_changes_what_is_measured(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, lines, _ = run(capsys, str(agent), "--until", ts(30), "--max-resend-share", "0.1")
     assert code == 0  # before the rewrite: bootstrap and two deltas
-    assert lines == ["PASS resend-share 0.0000 <= max 0.1000 (3 log decisions)"]
+    assert lines == [
+        "PASS resend-share 0.0000 <= max 0.1000 (over calls: 0 re-sends in 3 calls)",
+        "PASS resend-share 0.0000 <= max 0.1000 (over log lines: 0 re-sends in 3 log decisions)",
+    ]
     code, lines, _ = run(capsys, str(agent), "--since", ts(60), "--until", ts(85), "--max-resend-share", "0.9")
-    assert code == 1 and lines == ["FAIL resend-share 1.0000 > max 0.9000 (4 log decisions)"]
+    assert (
+        code == 1
+        and lines[-1] == "FAIL resend-share 1.0000 > max 0.9000 (over log lines: 4 re-sends in 4 log decisions)"
+    )
 
 
 def test_thresholds_that_cannot_be_measured_fail(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,6 +114,7 @@ def test_without_thresholds_every_measure_is_printed_and_passes(
     code, lines, _ = run(capsys, str(agent))
     assert code == 0
     assert [line.split()[:2] for line in lines] == [
+        ["INFO", "resend-share"],
         ["INFO", "resend-share"],
         ["INFO", "avoidable"],
         ["INFO", "directive-share"],

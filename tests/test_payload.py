@@ -427,7 +427,7 @@ def test_prompt_tokens_are_input_plus_cache_read_and_write(tmp_path: Path) -> No
 
 
 def test_the_report_sections_on_a_payload_session(tmp_path: Path) -> None:
-    """What the report builds from these turns (`core.report.sections`): the largest flatten, the dedupe
+    """What the report builds from these turns (`core.report.sections`): the largest payload, the dedupe
     simulated on its rebuilt payload, and the counterfactual bytes of the re-send a stable fingerprint avoids."""
     conv = Conversation(tmp_path)
     block = ultrawork_block(2000)
@@ -439,7 +439,7 @@ def test_the_report_sections_on_a_payload_session(tmp_path: Path) -> None:
     conv.call(text("c"), kind="delta", count=1)
     session = conv.run()
     selected = [(session, session.turns)]
-    best = sections.largest_flatten(selected)
+    best = sections.largest_payload(selected)
     assert best is not None and best[1].index == 1
     sims = simulate_turn(session, 1, READ)
     assert sims is not None and sims["keep_last_ultrawork"].bytes_after == session.turns[1].payload_bytes

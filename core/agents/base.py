@@ -16,6 +16,10 @@ outside its package names it:
   (null where another agent's row has none), in `AGENTS` order.
 - `rules`: for an agent whose verdicts follow one fixed rule set, its description (the session's `profile`
   in the report); senpi detects a build profile per session instead.
+- `payload_exact`: its transcripts let this tool rebuild each call's prompt byte for byte (senpi). Other
+  agents' transcripts hold no system prompt and no tool schemas, so their payload bytes count only the
+  messages (37 bytes for a Claude Code first call of 25,353 prompt tokens): the graph and the summaries
+  measure their calls in prompt tokens, and say so.
 
 Agents never import each other or `core.state`: what two agents share (pi-family context and transcripts,
 the counters of stateless-API agents) lives in `core.agents.shared`, what every agent may use in
@@ -133,6 +137,7 @@ class Agent:
     turn_extras: tuple[Extra, ...] = ()
     session_extras: tuple[Extra, ...] = (AGENT_NAME,)
     rules: Rules | None = None
+    payload_exact: bool = False
     _loaded: list[Analysis] = field(default_factory=list, compare=False, repr=False)
 
     def load(self) -> Analysis:

@@ -1,46 +1,83 @@
 """Delta or re-send, told from the provider's prompt-cache figures of two consecutive calls.
 
-Agents that talk to a stateless API (pi, Claude Code, mux/Xum) send the whole conversation on every call;
-what tells "only the new part was processed" from "the history was processed again" is the prompt cache.
-A call whose cache read covers the previous call's whole prompt re-used everything that was sent before:
-a `delta`. A call whose cache read collapses re-processed the history: a `re-send`, and the time since
-the previous call says why. A gap longer than the cache lifetime (5 minutes, or 1 hour for 1-hour
-breakpoints) is a TTL expiry; a shorter gap means the prefix itself changed (a rewrite).
+Agents that talk to a stateless API (pi, Claude Code, mux/Xum, Codex) send the whole conversation on every
+call; what tells "only the new part was processed" from "the history was processed again" is the prompt cache.
+The rule (reference/report-schema.md, "Additions", the cache rule) compares what a call read back with what a
+warm cache would have read back, its `expected_read`:
 
-The rule is pure and works on numbers only, so each agent's analysis feeds it from its own usage fields.
-Thresholds are module constants (the reference gives none): they are documented where they are defined.
+- Anthropic-style usage (Claude Code, pi, mux): the previous call's cacheable prefix, `cache_read +
+  cache_write`. A call reads its previous call's prefix back exactly when nothing in it changed: hive #5
+  reads 50,872 = 50,720 + 152, spotter ae4a77f8 #7 15,436 = 15,436. The rule this replaces compared the read
+  with the previous *prompt*, whose uncached input (17,082 tokens at hive #4) is never read back, and called
+  both re-sends.
+- OpenAI-style usage (Codex): the previous call's whole prompt (`input_tokens`, cached part included) in whole
+  128-token blocks, since OpenAI reads cached prefixes back in 128-token increments (every
+  `cached_input_tokens` in the 14 real Codex rollouts is a multiple of 128): a shortfall under one block is a
+  hit. Prompts under 1,024 tokens are never cached.
+
+A call that reads back at least `expected_read` is a `delta/cache_hit`. One whose previous call left nothing in
+the cache (`expected_read` 0: caching not in use, or a prompt below the provider's minimum) is a delta too,
+`uncached` or `below_cache_minimum`: nothing could have been read back, so nothing was processed again that a
+warm cache would have saved (pi ffae836b #1 wrote 33,637 after a first call that cached nothing; the old rule
+called it `prefix_rewritten`). Any other shortfall is a `re-send`, its reason what the evidence supports:
+`cache_expired` when the gap reached the lifetime of what was cached (Anthropic 5 min, or 1 h for 1-hour
+writes; OpenAI publishes no lifetime, so never for OpenAI-style usage), `cache_miss` when nothing was read back
+within the lifetime, `prefix_rewritten` when something was, less than expected. `excess` is what a warm cache
+would have read of what was processed again: min(tokens not read from cache, expected_read - cache_read).
+
+Pure arithmetic on counts, so each agent's analysis feeds it from its own usage fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from core.model import LoggedDecision
+from core.model import COMPACTION, RESEND, LoggedDecision
 
-#: `re-send` is the kind for a call that re-processed its history per the cache evidence. It is not one of
-#: senpi's five kinds; reports add it to `by_kind` when seen.
-RESEND = "re-send"
-COMPACTION = "compaction"
+__all__ = [
+    "ANTHROPIC",
+    "BLOCK",
+    "COMPACTION",
+    "MIN_CACHEABLE",
+    "OPENAI",
+    "OPENAI_MIN_CACHEABLE",
+    "RESEND",
+    "TTL_1H_MS",
+    "TTL_5M_MS",
+    "CacheVerdict",
+    "CallUsage",
+    "Style",
+    "decision",
+    "expected_read",
+    "explain",
+    "judge",
+    "structural",
+]
 
-#: The cache read "covers" the previous prompt when it reaches this share of it. Breakpoints sit on the
-#: last block of a request, but agents append small volatile blocks (reminders, timestamps) after them,
-#: so an exact match is too strict; 90 % still leaves a re-sent history impossible to miss.
-COVER_RATIO = 0.9
-#: The read "collapsed" below this share of the previous prompt.
-COLLAPSE_RATIO = 0.5
-#: The write "jumped to most of the prompt" at this share of the current prompt.
-WRITE_MAJORITY = 0.5
-#: Anthropic caches nothing below 1024 prompt tokens (2048 for Haiku): a miss there is not evidence.
+Style = Literal["anthropic", "openai-128"]
+ANTHROPIC: Style = "anthropic"
+OPENAI: Style = "openai-128"
+
+#: Anthropic caches nothing below 1024 prompt tokens (2048 for Haiku): an empty cache there is not evidence.
 MIN_CACHEABLE = 1024
+#: OpenAI caches prompts of this many tokens or more, and reads them back in whole blocks of `BLOCK` tokens.
+OPENAI_MIN_CACHEABLE = 1024
+BLOCK = 128
 #: Cache lifetimes. A read refreshes the lifetime, so the one that matters is that of the previous call.
 TTL_5M_MS = 5 * 60_000
 TTL_1H_MS = 60 * 60_000
 
+#: The kinds that re-send history: the call processed part of its history again. `excess` is counted on them.
+_RESENDS = frozenset({"fork", "flatten", RESEND})
+
 
 @dataclass(slots=True)
 class CallUsage:
-    """One provider call's prompt-side figures, in tokens, plus when it started and its cache lifetime."""
+    """One provider call's prompt-side figures, in tokens, plus when it started and its cache lifetime.
+
+    The Anthropic mapping for every agent (prompt = input + cache_read + cache_write): OpenAI-style usage maps
+    `input_tokens - cached_input_tokens` to `input` and `cached_input_tokens` to `cache_read`."""
 
     input: int  # uncached input tokens
     cache_read: int
@@ -49,6 +86,8 @@ class CallUsage:
     #: the lifetime of what this call wrote (1 h when it wrote 1-hour breakpoints), None when not reported
     ttl_ms: int | None = None
     output: int | None = None
+    #: False when the usage carried no cache figure at all (an OpenAI-style usage without cached_input_tokens)
+    cache_reported: bool = True
 
     @property
     def prompt(self) -> int:
@@ -57,7 +96,7 @@ class CallUsage:
 
     @property
     def empty(self) -> bool:
-        """No usage at all: an aborted or failed call, which says nothing about the cache."""
+        """No prompt figures at all: an aborted or failed call, which says nothing about the cache."""
         return self.prompt == 0
 
 
@@ -70,37 +109,47 @@ class CacheVerdict:
     evidence: dict[str, Any]
 
 
-def judge(current: CallUsage, previous: CallUsage | None) -> CacheVerdict:
-    """Classify one call against the previous call of the same conversation thread.
+def expected_read(previous: CallUsage | None, style: Style = ANTHROPIC) -> int | None:
+    """What a warm cache reads back of the previous call's prompt (None when there is no previous call)."""
+    if previous is None:
+        return None
+    if style == OPENAI:
+        if not previous.cache_reported or previous.prompt < OPENAI_MIN_CACHEABLE:
+            return 0
+        return previous.prompt // BLOCK * BLOCK
+    return previous.cache_read + previous.cache_write
 
-    - no previous call: `bootstrap/first_call` (the whole prompt is new by definition);
-    - the cache read covers the previous prompt: `delta/cache_hit`;
-    - otherwise a `re-send`, with the reason the evidence supports:
-      `cache_expired` when the gap reached the previous call's cache lifetime, `below_cache_minimum` when the
-      previous prompt was too small to be cached at all, `uncached` when neither reads nor writes are reported
-      (caching off, or a provider that reports none), `prefix_rewritten` when the read collapsed while the
-      write jumped to most of the prompt, and `partial_prefix` when only part of the history was read back.
-    """
-    evidence = _evidence(current, previous)
+
+def judge(
+    current: CallUsage, previous: CallUsage | None, *, style: Style = ANTHROPIC, gap_ms: int | None = None
+) -> CacheVerdict:
+    """Classify one call against the previous call (with usage) of the same conversation thread.
+
+    `gap_ms` overrides the gap between the two calls' start times (Codex measures it from the previous call's
+    end to the request). See the module docstring for the rule."""
+    evidence = _evidence(current, previous, style, gap_ms)
     if previous is None:
         return CacheVerdict("bootstrap", "first_call", evidence)
-    prev_prompt = previous.prompt
-    if current.cache_read >= COVER_RATIO * prev_prompt:
+    expected = evidence["expected_read"]
+    if not expected or not current.cache_reported:
+        small = previous.prompt < (OPENAI_MIN_CACHEABLE if style == OPENAI else MIN_CACHEABLE)
+        return CacheVerdict("delta", "below_cache_minimum" if small else "uncached", evidence)
+    shortfall = evidence["shortfall"]
+    if shortfall < (BLOCK if style == OPENAI else 1):
         return CacheVerdict("delta", "cache_hit", evidence)
+    not_read = current.input + current.cache_write if style == ANTHROPIC else current.input
+    evidence["excess"] = max(0, min(not_read, shortfall))
     gap, ttl = evidence["gap_ms"], evidence["ttl_ms"]
-    if gap is not None and gap >= ttl:
+    if ttl is not None and gap is not None and gap >= ttl:
         return CacheVerdict(RESEND, "cache_expired", evidence)
-    if prev_prompt < MIN_CACHEABLE:
-        return CacheVerdict(RESEND, "below_cache_minimum", evidence)
-    if current.cache_read == 0 and current.cache_write == 0:
-        return CacheVerdict(RESEND, "uncached", evidence)
-    if current.cache_read < COLLAPSE_RATIO * prev_prompt and current.cache_write >= WRITE_MAJORITY * current.prompt:
-        return CacheVerdict(RESEND, "prefix_rewritten", evidence)
-    return CacheVerdict(RESEND, "partial_prefix", evidence)
+    if current.cache_read == 0:
+        return CacheVerdict(RESEND, "cache_miss", evidence)
+    return CacheVerdict(RESEND, "prefix_rewritten", evidence)
 
 
-def _evidence(current: CallUsage, previous: CallUsage | None) -> dict[str, Any]:
-    """Previous and current figures and the gap: what a reader needs to tell a TTL expiry from a rewrite."""
+def _evidence(current: CallUsage, previous: CallUsage | None, style: Style, gap_ms: int | None) -> dict[str, Any]:
+    """Previous and current figures, the gap and the lifetime, and the rule's own figures: what a reader needs to
+    check a verdict and to tell a TTL expiry from a rewrite."""
     out: dict[str, Any] = {
         "prompt": current.prompt,
         "input": current.input,
@@ -109,49 +158,53 @@ def _evidence(current: CallUsage, previous: CallUsage | None) -> dict[str, Any]:
         "prev_prompt": None,
         "prev_cache_read": None,
         "prev_cache_write": None,
-        "gap_ms": None,
+        "gap_ms": gap_ms,
         "ttl_ms": None,
         "read_share_of_prev": None,
+        "rule": style,
+        "expected_read": None,
+        "shortfall": None,
+        "excess": 0,
     }
     if previous is None:
         return out
     out["prev_prompt"] = previous.prompt
     out["prev_cache_read"] = previous.cache_read
     out["prev_cache_write"] = previous.cache_write
-    if current.ts_ms is not None and previous.ts_ms is not None:
+    if gap_ms is None and current.ts_ms is not None and previous.ts_ms is not None:
         out["gap_ms"] = max(0, current.ts_ms - previous.ts_ms)
-    out["ttl_ms"] = previous.ttl_ms or TTL_5M_MS
+    if style == ANTHROPIC:
+        out["ttl_ms"] = previous.ttl_ms or TTL_5M_MS
     if previous.prompt:
         out["read_share_of_prev"] = round(current.cache_read / previous.prompt, 4)
+    expected = expected_read(previous, style)
+    out["expected_read"] = expected
+    out["shortfall"] = max(0, (expected or 0) - current.cache_read)
     return out
 
 
 @dataclass(frozen=True, slots=True)
 class WhyTexts:
-    """One agent's wording of the one-line `why` a user reads beside a cache verdict: `str.format` templates over
-    the verdict's figures `read`, `prev`, `prompt`, `write` (tokens) and its `reason`, and `gap` (this agent's
-    `gap` template over `seconds` and `ttl_min`, or "" when the gap is unknown)."""
+    """One agent's wording of the verdicts its transcript's structure decides (a pi branch is a fork, a Claude
+    Code rewind is one): `str.format` templates over the verdict's figures `read`, `prompt` (tokens) and its
+    `reason`, and `gap` (this agent's `gap` template over `seconds` and `ttl_min`, or "" when the gap is
+    unknown). The cache rule's own verdicts read the same for every agent (`explain`)."""
 
-    bootstrap: str
-    delta: str
     compaction: str
     fork: str
-    resend: str
     gap: str
 
 
 def why(verdict: CacheVerdict, texts: WhyTexts) -> str:
-    """The verdict explained in `texts`' wording (each agent says it its own way: a pi branch is a fork, a Claude
-    Code rewind is one)."""
+    """The one-line `why` of a cache-judged call: a structural verdict in the agent's wording, else the rule's."""
+    template = {COMPACTION: texts.compaction, "fork": texts.fork}.get(verdict.kind)
+    if template is None:
+        return explain(verdict)
     ev = verdict.evidence
     gap_ms = ev.get("gap_ms")
     ttl_min = (ev.get("ttl_ms") or 0) // 60_000
-    gap = texts.gap.format(seconds=gap_ms / 1000, ttl_min=ttl_min) if gap_ms is not None else ""
-    template = {"bootstrap": texts.bootstrap, "delta": texts.delta, COMPACTION: texts.compaction, "fork": texts.fork}
-    figures = {"read": ev.get("cache_read"), "prev": ev.get("prev_prompt"), "prompt": ev.get("prompt")}
-    return template.get(verdict.kind, texts.resend).format(
-        **figures, write=ev.get("cache_write"), reason=verdict.reason, gap=gap
-    )
+    gap = texts.gap.format(seconds=gap_ms / 1000, ttl_min=ttl_min) if isinstance(gap_ms, int) else ""
+    return template.format(read=ev.get("cache_read"), prompt=ev.get("prompt"), reason=verdict.reason, gap=gap)
 
 
 def decision(verdict: CacheVerdict, count: int | None, *, source: str = "cache") -> LoggedDecision:
@@ -159,13 +212,53 @@ def decision(verdict: CacheVerdict, count: int | None, *, source: str = "cache")
     return LoggedDecision(kind=verdict.kind, reason=verdict.reason, count=count, source=source)
 
 
-def structural(kind: str, reason: str, current: CallUsage, previous: CallUsage | None) -> CacheVerdict:
-    """A verdict the transcript's structure decides (compaction, branch), with the cache figures attached.
+def structural(
+    kind: str,
+    reason: str,
+    current: CallUsage,
+    previous: CallUsage | None,
+    *,
+    style: Style = ANTHROPIC,
+    gap_ms: int | None = None,
+) -> CacheVerdict:
+    """A verdict the transcript's structure decides (compaction, branch, rewind), with the cache figures attached.
 
     The cache's own reading stays in the evidence (`cache_kind`/`cache_reason`), so a fork that still hit the
-    cache for its shared prefix can be told from one that re-processed everything.
-    """
-    by_cache = judge(current, previous)
+    cache for its shared prefix can be told from one that re-processed everything. Its `excess` counts only on
+    a re-send (a fork); a compaction replaced the history on purpose, so nothing of the previous prompt is
+    expected back (`expected_read` null): the new summary's write is its expected cost, not waste."""
+    by_cache = judge(current, previous, style=style, gap_ms=gap_ms)
     evidence = dict(by_cache.evidence)
     evidence["cache_kind"], evidence["cache_reason"] = by_cache.kind, by_cache.reason
+    if kind == COMPACTION:
+        evidence["expected_read"], evidence["shortfall"], evidence["excess"] = None, None, 0
+    elif kind not in _RESENDS:
+        evidence["excess"] = 0
     return CacheVerdict(kind, reason, evidence)
+
+
+def explain(verdict: CacheVerdict) -> str:
+    """One line a reader can check against the evidence, for the verdicts this rule gives (an agent words its
+    structural verdicts itself)."""
+    ev = verdict.evidence
+    read, expected, prompt = ev.get("cache_read"), ev.get("expected_read"), ev.get("prompt")
+    gap, ttl = ev.get("gap_ms"), ev.get("ttl_ms")
+    blocks = " in 128-token blocks" if ev.get("rule") == OPENAI else " (its read + write)"
+    after = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
+    lifetime = f" (cache lifetime {ttl // 60_000} min)" if isinstance(ttl, int) else ""
+    again = f"; {ev.get('excess')} tokens a warm cache would have read were processed again"
+    if verdict.kind == "bootstrap":
+        return f"first call of this thread: {prompt} prompt tokens, {read} read from cache"
+    if verdict.reason == "cache_hit":
+        return f"cache read {read} covers the {expected} the previous call cached{blocks}: only new input processed"
+    if verdict.reason == "uncached":
+        return "the previous call cached nothing (no cache read or write): nothing could be read back"
+    if verdict.reason == "below_cache_minimum":
+        return f"the previous prompt ({ev.get('prev_prompt')} tokens) was below the cache minimum: nothing was cached"
+    if verdict.reason == "cache_expired":
+        return f"cache expired: read {read} of the {expected} the previous call cached{after}{lifetime}{again}"
+    if verdict.reason == "cache_miss":
+        return f"nothing read back of the {expected} the previous call cached{after}, within its lifetime{again}"
+    if verdict.reason == "prefix_rewritten":
+        return f"prefix rewritten: read {read} of the {expected} the previous call cached{after}{again}"
+    return f"{verdict.kind}/{verdict.reason}: cache read {read} of {prompt} prompt tokens{after}"

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core import __version__
-from core.agents import SESSION_EXTRAS, TURN_EXTRAS
+from core.agents import SESSION_EXTRAS, TURN_EXTRAS, adapter_named, agent_of
 from core.kernel.stats import LogStats
 from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Turn
 from core.report import sections
+from core.report.calls import UNKNOWN, calls_section, is_call, log_lines_by_session, log_sessions, session_tokens
 from core.report.options import ReportOptions
 from core.report.redact import redact_report
 from core.report.stream import TurnStream
@@ -79,14 +80,21 @@ class _Builder:
         selected = self._sessions()
         turns = [turn for _, session_turns in selected for turn in session_turns]
         problems = [*self.state.problems, *self.options.pending][-MAX_PROBLEMS:]
+        lines = [line for line in self.state.log.continuity if self.options.in_window(line.ts_ms)]
+        self.log_lines = log_lines_by_session(lines)
+        sessions = [self._session(session, session_turns) for session, session_turns in selected]
+        if not self.options.filtered:  # (a turn filter selects turns: a session of log lines has none)
+            known = {session.session_id for session in self.state.sessions.values()}
+            sessions += log_sessions(lines, known, self.options.session, self._agent_of_path)
         return {
             "schema": SCHEMA,
             "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
             "tool_version": __version__,
-            "selection": self._selection(selected),
+            "selection": self._selection(selected, len(sessions)),
             "sources": [self._source(stat) for stat in self.engine.stats.values()],
             "continuity": self._continuity(),
-            "sessions": [self._session(session, session_turns) for session, session_turns in selected],
+            "calls": calls_section(selected),
+            "sessions": sessions,
             "turns": self._turns(selected),
             "directives": sections.directives(selected),
             "counterfactual": sections.counterfactual(
@@ -113,12 +121,12 @@ class _Builder:
                 out.append((session, turns))
         return out
 
-    def _selection(self, selected: list[tuple[SessionState, list[Turn]]]) -> dict[str, Any]:
+    def _selection(self, selected: list[tuple[SessionState, list[Turn]]], matched: int) -> dict[str, Any]:
         return {
             "session": opt_text(self.options.session),
             "since": iso(self.options.since_ms),
             "until": iso(self.options.until_ms),
-            "sessions_matched": len(selected),
+            "sessions_matched": matched,
             "include_text": self.options.include_text,
             "filter": opt_text(self.options.filter_text),
         }
@@ -126,6 +134,12 @@ class _Builder:
     # ------------------------------------------------------------------ sources, problems
     def _path(self, path: str) -> str:
         return text(_relative(path, self.base))
+
+    def _agent_of_path(self, path: str) -> str | None:
+        """The agent whose format a file was read as (the log lines of a session without a transcript)."""
+        stat = self.engine.stats.get(path)
+        adapter = adapter_named(stat.format) if stat is not None and stat.format else None
+        return text(agent_of(adapter).name) if adapter is not None else None
 
     def _source(self, stat: Any) -> dict[str, Any]:
         return {
@@ -200,6 +214,10 @@ class _Builder:
             "started_at": iso(None, header.timestamp) if header is not None else None,
             "models": sorted({text(t.model) for t in turns if t.model}),
             "profile": _profile(session),
+            # the session's calls (schema "Additions"): its tokens over its own calls, and the decision log lines
+            # that name it (`sessionId`, newer senpi builds) or were matched to one of its calls
+            "tokens": session_tokens(turns),
+            "log_lines": self.log_lines.get(session.session_id, 0),
             # what the session's agent adds (`Agent.session_extras`): whose session it is (senpi, pi, claude-code,
             # mux), senpi's restart-sidecar verdict, mux's thinking-replay flags per kind; null for other agents
             **_extras(SESSION_EXTRAS, session.agent.session_extras, session),
@@ -211,13 +229,19 @@ class _Builder:
 
     def _turn_items(self, selected: list[tuple[SessionState, list[Turn]]]) -> Iterator[dict[str, Any]]:
         rereads = MAX_CONTENT_REREADS
-        for turn, extras in ((t, s.agent.turn_extras) for s, session_turns in selected for t in session_turns):
-            item = _turn(turn, self.state, include_text=self.options.include_text)
-            item.update(_extras(TURN_EXTRAS, extras, turn))
-            if turn.rewritten and rereads > 0:
-                rereads -= 1
-                item["content"] = _content(turn, include_text=self.options.include_text)
-            yield item
+        for session, session_turns in selected:
+            agent, extras = text(session.agent.name), session.agent.turn_extras
+            for turn in session_turns:
+                item = _turn(turn, self.state, include_text=self.options.include_text)
+                # the call (schema "Additions"): whose it is, the file it was read from, its conversation thread,
+                # and its kind, reason and the evidence they rest on (null for a copy of another session's call)
+                item["agent"], item["path"], item["thread"] = agent, self._path(turn.where.path), text(turn.thread)
+                item["call"] = _call(turn)
+                item.update(_extras(TURN_EXTRAS, extras, turn))
+                if turn.rewritten and rereads > 0:
+                    rereads -= 1
+                    item["content"] = _content(turn, include_text=self.options.include_text)
+                yield item
 
 
 def _started(session: SessionState) -> tuple[int, str]:
@@ -297,6 +321,14 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         # (previous and current prompt, read, write, gap, lifetime), Claude Code's conversation thread (main or a
         # sub-agent), mux's thinking-replay audit
     }
+
+
+def _call(turn: Turn) -> dict[str, Any] | None:
+    """`{kind, reason, evidence}` of a call of this session; null for a copy of another session's call."""
+    if not is_call(turn):
+        return None
+    kind, reason = (turn.kind, turn.reason) if turn.kind is not None else UNKNOWN
+    return {"kind": text(kind), "reason": opt_text(reason), "evidence": opt_text(turn.evidence)}
 
 
 def _decision(decision: Decision | None) -> dict[str, Any] | None:

@@ -3,8 +3,12 @@
 `continuity-tui check PATH... --max-resend-share 0.2` exits 1 when a measured value exceeds its maximum
 (equal passes). The measures read only the report dict, so a saved JSON report can be checked too:
 
-* resend-share: (fork + flatten) / decisions. With `--session`, over that session's turns; else over the
-  log's continuity lines, or over all turns when no log line was read.
+* resend-share: the share of calls that re-sent history, measured on each unit the data has, one line each:
+  over calls (fork + flatten + re-send of the calls that reported usage, `calls.resend_share`: every agent's
+  transcripts), and over log lines ((fork + flatten) / decisions, `continuity.resend_share`: senpi's
+  `session.log`). Either over its maximum fails the check: the gate used to read only the log lines, and
+  passed pi (47 re-sends in 910 calls) and Claude Code with `resend-share 0.0000`. With `--session`, over that
+  session's calls, and its log lines when only the log names it (newer senpi builds write `sessionId`).
 * avoidable: re-sends caused by a volatile-only rewrite (`counterfactual.resends_avoidable`).
 * directive-share: the part of the largest raw payload made of tagged directive copies (the number behind
   "the 875 KB prompt was 73 % duplicates"); the largest payload is where duplicates hurt.
@@ -18,10 +22,12 @@ silently. With no threshold given, every measure is printed as information and t
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from core.model import RESEND_KINDS
+from core.kernel.calls import resends
+from core.model import ABORTED, CALL_RESEND_KINDS, RESEND_KINDS
 from core.report.common import directive_share as common_directive_share
 from core.report.common import largest_payloads, turn_kind, turn_payload
 from core.sanitize import display
@@ -89,20 +95,21 @@ def _fmt(value: float | int | None) -> str:
 
 
 def evaluate(report: dict[str, Any], thresholds: Thresholds) -> list[Result]:
-    """One Result per threshold given (or, with none given, one informational Result per measure)."""
-    checks: list[tuple[str, Measure, float | int | None]] = [
-        ("resend-share", resend_share(report), thresholds.max_resend_share),
-        ("avoidable", avoidable(report), thresholds.max_avoidable),
-        ("directive-share", directive_share(report), thresholds.max_directive_share),
-        ("payload-bytes", payload_bytes(report), thresholds.max_payload_bytes),
+    """One Result per threshold given and unit measured (or, with none given, one informational Result each)."""
+    checks: list[tuple[str, list[Measure], float | int | None]] = [
+        ("resend-share", resend_shares(report), thresholds.max_resend_share),
+        ("avoidable", [avoidable(report)], thresholds.max_avoidable),
+        ("directive-share", [directive_share(report)], thresholds.max_directive_share),
+        ("payload-bytes", [payload_bytes(report)], thresholds.max_payload_bytes),
     ]
     show_all = not thresholds.any()
     results = []
-    for name, measure, limit in checks:
+    for name, measures, limit in checks:
         if limit is None and not show_all:
             continue
-        ok = limit is None or (measure.value is not None and measure.value <= limit)
-        results.append(Result(name, measure.value, limit, ok, measure.basis))
+        for measure in measures:
+            ok = limit is None or (measure.value is not None and measure.value <= limit)
+            results.append(Result(name, measure.value, limit, ok, measure.basis))
     return results
 
 
@@ -115,22 +122,60 @@ def _no_session(report: dict[str, Any]) -> str | None:
     return None
 
 
-def resend_share(report: dict[str, Any]) -> Measure:
+def resend_shares(report: dict[str, Any]) -> list[Measure]:
+    """The re-send share over calls where the report has calls, over log lines where it has log lines: both
+    when both (a senpi history has both; pi, Claude Code, mux and Codex have calls only; a bare `logs/` dir
+    has log lines only)."""
     missing = _no_session(report)
     if missing:
-        return Measure(None, missing)
+        return [Measure(None, missing)]
     selection = report.get("selection") or {}
+    session = selection.get("session")
+    of = f" of session {session}" if session else ""
+    out: list[Measure] = []
+    calls = report.get("calls")
+    if isinstance(calls, dict):
+        if calls.get("total"):
+            by_kind = calls.get("by_kind") or {}
+            aborted = int(by_kind.get(ABORTED, 0))
+            judged = int(calls["total"]) - aborted
+            left_out = f"; {aborted} aborted, with no usage, not counted" if aborted else ""
+            out.append(Measure(calls.get("resend_share"), f"over calls{of}: {resends(by_kind)} re-sends in "
+                                                          f"{_n(judged, 'call')}{left_out}"))  # fmt: skip
+    else:  # a report saved before the calls section: its turns are the calls
+        out += _turns_share(report, of)
     cont = report.get("continuity") or {}
-    if not selection.get("session") and cont.get("events"):
-        return Measure(cont.get("resend_share"), f"{cont['events']} log decisions")
+    if not session and cont.get("events"):
+        by_kind = cont.get("by_kind") or {}
+        logged = sum(int(by_kind.get(kind, 0)) for kind in RESEND_KINDS)
+        out.append(Measure(cont.get("resend_share"), f"over log lines: {logged} re-sends in {cont['events']} log "
+                                                     "decisions"))  # fmt: skip
+    elif session:
+        logged_only = [s for s in report.get("sessions") or [] if s.get("path") is None and s.get("log_lines")]
+        if logged_only:
+            kinds = Counter[str]()
+            for entry in logged_only:
+                kinds.update({str(k): int(v) for k, v in (entry.get("by_kind") or {}).items()})
+            events = sum(kinds.values())
+            logged = sum(kinds[kind] for kind in RESEND_KINDS)
+            out.append(Measure(round(logged / events, 4), f"over log lines{of}: {logged} re-sends in {events} log "
+                                                          "decisions (no transcript)"))  # fmt: skip
+    if not out:
+        return [Measure(None, "no call and no continuity decision in the logs or transcripts")]
+    return out
+
+
+def _turns_share(report: dict[str, Any], of: str) -> list[Measure]:
     kinds = [turn_kind(t) for t in report.get("turns") or []]
-    decided = [k for k in kinds if k is not None]
+    decided = [k for k in kinds if k is not None and k != ABORTED]
     if not decided:
-        return Measure(None, "no continuity decision in the logs or transcripts")
-    share = round(sum(1 for k in decided if k in RESEND_KINDS) / len(decided), 4)
-    where = f"session {selection['session']}" if selection.get("session") else "transcripts"
-    plural = "" if len(decided) == 1 else "s"
-    return Measure(share, f"{len(decided)} turn{plural} of {where}")
+        return []
+    share = round(sum(1 for k in decided if k in CALL_RESEND_KINDS) / len(decided), 4)
+    return [Measure(share, f"over calls{of}: {_n(len(decided), 'turn')} of transcripts")]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def avoidable(report: dict[str, Any]) -> Measure:

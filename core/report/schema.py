@@ -17,7 +17,11 @@ Fields this tool adds within /1 (allowed by the contract; scripts may rely on th
   `logged.matched_log_line`, `commit.diff_total`, `commit.variant`, `tokens.prompt`, and for rewritten turns
   `content` `{blocks, chars[, text]}` (`text` only with `--include-text`);
 * `directives.dedupe.<policy>`: `collapsed`, `kept`, `markers`, `nested` beside the bytes;
-* `counterfactual.messages_resent_logged` / `messages_resent_avoidable` (null under a time window).
+* `counterfactual.messages_resent_logged` / `messages_resent_avoidable` (null under a time window);
+* from the schema's "Additions" (checked here as contract keys): `calls` (plus `calls.by_evidence`,
+  `calls.tokens` and `calls.by_agent.<agent>.by_kind` / `.payload`), `sessions[].agent/path/tokens` (plus
+  `log_lines`: the decision log lines naming the session), `turns[].agent/path/thread` (plus `turns[].call`
+  `{kind, reason, evidence}`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from core.model import KINDS
+from core.model import ABORTED, CALL_KINDS, CALL_RESEND_KINDS, EVIDENCE, KINDS
 
 ISO_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 IsoTime = Annotated[str, StringConstraints(pattern=ISO_PATTERN)]
@@ -104,6 +108,57 @@ class Continuity(_Model):
         return self
 
 
+class AgentCalls(_Model):
+    total: Count
+    resend_share: Share | None
+    payload: Literal["bytes", "tokens"]
+
+
+class CallPeak(_Model):
+    session: str
+    index: Count
+    bytes: Count
+
+
+class Calls(_Model):
+    total: Count
+    by_kind: dict[str, Count]
+    by_reason: dict[str, dict[str, Count]]
+    resend_share: Share | None
+    by_agent: dict[str, AgentCalls]
+    streaks: list[Streak]
+    peak: CallPeak | None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Calls:
+        missing = [kind for kind in CALL_KINDS if kind not in self.by_kind]
+        if missing:
+            raise ValueError(f"calls.by_kind lacks {', '.join(missing)} (every call kind is always present)")
+        _four_decimals(self.resend_share, "calls.resend_share")
+        if sum(self.by_kind.values()) != self.total:
+            raise ValueError("calls.by_kind does not add up to total")
+        if sum(sum(kinds.values()) for kinds in self.by_reason.values()) != self.total:
+            raise ValueError("calls.by_reason does not add up to total")
+        if sum(agent.total for agent in self.by_agent.values()) != self.total:
+            raise ValueError("calls.by_agent does not add up to total")
+        judged = self.total - self.by_kind.get(ABORTED, 0)
+        expected = round(sum(self.by_kind.get(k, 0) for k in CALL_RESEND_KINDS) / judged, 4) if judged else None
+        if self.resend_share != expected:
+            raise ValueError(f"calls.resend_share is {self.resend_share}, (fork+flatten+re-send)/(total-aborted) "
+                             f"is {expected}")  # fmt: skip
+        order = [(-s.length, s.start or "") for s in self.streaks]
+        if order != sorted(order):
+            raise ValueError("calls.streaks must be sorted by length descending, then start ascending")
+        return self
+
+
+class SessionTokens(_Model):
+    input: Count
+    output: Count
+    cache_read: Count
+    cache_write: Count
+
+
 class Session(_Model):
     id: str
     path: str | None
@@ -112,6 +167,8 @@ class Session(_Model):
     by_kind: dict[str, Count]
     rewritten: Count | None
     payload_bytes_total: Count | None
+    agent: str | None
+    tokens: SessionTokens | None
 
     @model_validator(mode="after")
     def _kinds(self) -> Session:
@@ -172,6 +229,12 @@ class Fingerprints(_Model):
     stable_xxh3: str | None
 
 
+class Call(_Model):
+    kind: str
+    reason: str | None
+    evidence: Literal[EVIDENCE] | None  # type: ignore[valid-type]
+
+
 class Turn(_Model):
     session: str
     index: Count
@@ -185,6 +248,10 @@ class Turn(_Model):
     tokens: Tokens | None
     commit: Commit | None
     fingerprints: Fingerprints | None
+    agent: str
+    path: str
+    thread: str
+    call: Call | None
 
 
 class TagStats(_Model):
@@ -238,6 +305,7 @@ class Report(_Model):
     tool_version: str
     sources: list[Source]
     continuity: Continuity
+    calls: Calls
     sessions: list[Session]
     turns: list[Turn]
     directives: Directives | None
@@ -251,6 +319,9 @@ class Report(_Model):
     def _totals(self) -> Report:
         if self.problems_total < len(self.problems):
             raise ValueError("problems_total is smaller than the problems listed")
+        calls = sum(1 for turn in self.turns if turn.call is not None)
+        if calls != self.calls.total:
+            raise ValueError(f"calls.total is {self.calls.total}, but {calls} turns are calls")
         last: dict[str, int] = {}
         for turn in self.turns:
             if turn.index <= last.get(turn.session, -1):

@@ -4,25 +4,15 @@ Home: `<dir>/projects` for each comma-separated `$CLAUDE_CONFIG_DIR`, else `~/.c
 `~/.config/claude/projects` (reference other-agents §C.1).
 """
 
-from typing import Any
-
 from core.agents.base import Agent, Home, Rules, turn_cache
-from core.agents.claude_code.facts import ClaudeCall
 from core.agents.claude_code.format import ClaudeCodeAdapter
-from core.model import Turn
-
-
-def thread(turn: Turn) -> Any:
-    """The report's `turns[].thread`: the main conversation or the sub-agent's."""
-    return turn.facts.thread if isinstance(turn.facts, ClaudeCall) else None
-
 
 AGENT = Agent(
     name="claude-code",
     homes=(Home("projects", env=("CLAUDE_CONFIG_DIR",), defaults=(".claude", ".config/claude"), separator=","),),
     adapters=(ClaudeCodeAdapter(),),
     analysis="core.agents.claude_code.analysis",
-    turn_extras=(("cache", turn_cache), ("thread", thread)),
+    turn_extras=(("cache", turn_cache),),
     rules=Rules(
         "claude-code",
         "Claude Code: verdicts from the prompt cache",

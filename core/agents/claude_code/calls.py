@@ -11,11 +11,14 @@ parent messages with the same `message.id` under another `requestId`. So, per ca
   was already read (a file copied into another) is skipped;
 - calls live in *threads*: the main conversation, and one per sub-agent. A thread is judged against its own
   previous call (a sub-agent has its own context and cache prefix); sub-agent calls are turns of the parent
-  session (`ClaudeCall.thread` says which), so the parent shows everything it spent;
-- verdict (`core.kernel.cache_verdict`): `delta` when the cache read covers the previous prompt,
-  `re-send` when it collapses (with the previous and current figures and the gap, telling a TTL expiry from
-  a rewrite), `compaction` for the first call after a `compact_boundary`, `fork/rewind` for the first call
-  after a prompt was grafted onto an older line (a rewind), `bootstrap` for a thread's first call;
+  session (`Turn.thread` says which), so the parent shows everything it spent;
+- a 2.0-era sub-agent file at the top of a project (`agent-<id>.jsonl`, not under `subagents/`) is a session
+  of its own, `agent-<id>` (`is_top_level_agent_file`);
+- verdict (`core.kernel.cache_verdict`, the Anthropic-style rule): `delta` when the cache read covers the
+  previous call's cacheable prefix (its cache read + write), `re-send` when it falls short (with the previous
+  and current figures and the gap, telling a TTL expiry from a miss or a rewrite), `compaction` for the first
+  call after a `compact_boundary`, `fork/rewind` for the first call after a prompt was grafted onto an older
+  line (a rewind), `bootstrap` for a thread's first call, `aborted` for a call whose lines carry no usage;
 - the context each call sends is tracked as counts only: messages, content bytes (the JSON of the content
   blocks as stored; the system prompt and tool schemas are not in the transcript) and the tagged blocks the
   directive ledger finds (`<system-reminder>` and any other tag), cumulative since the last compaction,
@@ -52,7 +55,7 @@ from core.kernel.cache_verdict import (
 )
 from core.kernel.directives import DirectiveLedger, Seen
 from core.kernel.pipeline import RecordHandler
-from core.model import LoggedDecision, Turn
+from core.model import ABORTED, LoggedDecision, Turn
 
 if TYPE_CHECKING:
     from core.kernel.pipeline import AgentRef, Session, Store
@@ -157,6 +160,8 @@ class ClaudeCalls(RecordHandler):
             parent = parent_transcript(path)
             if parent is not None:
                 known = (parent, os.path.basename(parent)[: -len(".jsonl")])
+            elif is_top_level_agent_file(path):
+                known = (path, _stem(path))  # its own session `agent-<id>`, whatever sessionId its lines carry
             elif record.sidechain and record.session_id in self.by_session_id:
                 known = (self.by_session_id[record.session_id or ""], record.session_id or "")
             elif record.session_id is not None:
@@ -167,7 +172,7 @@ class ClaudeCalls(RecordHandler):
         key, session_id = known if known is not None else (path, _stem(path))
         session = state.session_for(key, session_id, self.agent)
         cwd = record.obj.get("cwd")
-        if session.cwd is None and isinstance(cwd, str) and not record.sidechain:
+        if session.cwd is None and isinstance(cwd, str) and (not record.sidechain or session.key == path):
             session.cwd = cwd
         session.entries += 1
         return session
@@ -262,7 +267,8 @@ class ClaudeCalls(RecordHandler):
             api="anthropic-messages",
             stop_reason=_str(msg.get("stop_reason")),
         )
-        turn.facts = ClaudeCall(thread.key, request_id, record.sidechain)
+        turn.thread = thread.key
+        turn.facts = ClaudeCall(request_id, record.sidechain)
         prompt_messages, new_messages, sent, new_bytes, directives = thread.context.call(_ledger(session), turn.index)
         turn.payload_bytes_raw = turn.payload_bytes = sent
         turn.payload_new_bytes = new_bytes
@@ -335,15 +341,12 @@ class ClaudeCalls(RecordHandler):
 def _judge(call: _Call) -> None:
     """Decide (or re-decide, once the final usage arrived) one call's verdict and put it on its turn."""
     turn, usage = call.turn, call.usage
-    turn.tokens = {
-        "input": usage.input,
-        "cache_read": usage.cache_read,
-        "cache_write": usage.cache_write,
-        "output": usage.output or 0,
-    }
-    if usage.empty:
-        turn.logged = None
-        turn.why = "no usage on this call's lines yet"
+    turn.tokens = {"input": usage.input, "cache_read": usage.cache_read, "cache_write": usage.cache_write,
+                   "output": usage.output or 0}  # fmt: skip
+    if usage.empty:  # (re-judged when a later line of the call brings its usage)
+        turn.logged = LoggedDecision(ABORTED, "no_usage", None, ts_ms=turn.ts_ms, source="transcript")
+        turn.cache = None
+        turn.why = "no usage on this call's lines: the request reported no tokens (aborted or failed)"
         return
     verdict: CacheVerdict
     if call.pending is not None:
@@ -364,14 +367,12 @@ def _judge(call: _Call) -> None:
 
 
 WHY = WhyTexts(
-    bootstrap="first call of this thread: {prompt} prompt tokens, {read} from cache",
-    delta="cache read {read} covers the previous prompt ({prev})",
     compaction="first call after a compact boundary: {prompt} prompt tokens",
     fork="first call after a rewind: cache read {read} of {prompt}{gap}",
-    resend="{reason}: cache read {read} vs previous prompt {prev}, cache write {write}{gap}",
     gap=" after {seconds:.0f}s (cache lifetime {ttl_min} min)",
 )
-"""The one-line `why` of a Claude Code call (`core.kernel.cache_verdict.why`)."""
+"""How a Claude Code call's structural verdicts read (`core.kernel.cache_verdict.why`; the cache rule's own
+verdicts read as the rule words them)."""
 
 
 def usage_of(msg: dict[str, Any], ts_ms: int | None) -> CallUsage | None:
@@ -394,6 +395,15 @@ def usage_of(msg: dict[str, Any], ts_ms: int | None) -> CallUsage | None:
         ttl_ms=ttl,
         output=_num(usage.get("output_tokens")),
     )
+
+
+def is_top_level_agent_file(path: str) -> bool:
+    """A 2.0-era sub-agent transcript `<project>/agent-<id>.jsonl`, beside the session files rather than in a
+    session's `subagents/` folder. Its lines carry the parent's `sessionId`, but nothing links them to a call of
+    the parent (fasthooks' `agent-af1ff21.jsonl`: one Warmup call), so it is a session of its own, named after
+    the file as ccusage names it; it was a second session with the parent's id, which `--session` matched too."""
+    name = os.path.basename(path)
+    return name.startswith("agent-") and name.endswith(".jsonl") and parent_transcript(path) is None
 
 
 def parent_transcript(path: str) -> str | None:
@@ -465,4 +475,4 @@ def _stem(path: str) -> str:
     return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
 
 
-__all__ = ["ClaudeCall", "ClaudeCalls", "ClaudeSession", "parent_transcript", "usage_of"]
+__all__ = ["ClaudeCall", "ClaudeCalls", "ClaudeSession", "is_top_level_agent_file", "parent_transcript", "usage_of"]

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 class ClaudeCall:
     """What a Claude Code call's turn records beyond the common fields (`Turn.facts`)."""
 
-    thread: str  # "main", or the sub-agent's conversation ("agent:<id>", "sidechain:<uuid>")
     request_id: str | None
     sidechain: bool
     lines: int = 1  # transcript lines (content blocks) of the call

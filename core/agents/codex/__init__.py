@@ -5,30 +5,20 @@ too), where Codex writes `YYYY/MM/DD/rollout-<local time>-<id>.jsonl`. `archived
 archived) is left out, as ccusage leaves it out, so the figures stay comparable.
 
 - `rollout`: the format adapter (envelope lines -> `CodexLine`, bad lines -> `Problem`);
-- `cache_rule`: the OpenAI-style prompt-cache rule (the previous prompt in 128-token blocks);
-- `calls`: which `token_count` lines are calls, and each call's verdict (pure);
+- `calls`: which `token_count` lines are calls, and each call's verdict (pure), by the kernel's OpenAI-style
+  prompt-cache rule (`core.kernel.cache_verdict`: the previous prompt in 128-token blocks);
 - `handler`: the calls filed as sessions and turns; `facts`: what a Codex turn records beyond the common fields.
 """
 
-from typing import Any
-
 from core.agents.base import Agent, Home, Rules, turn_cache
-from core.agents.codex.facts import CodexCallFacts
 from core.agents.codex.rollout import CodexRolloutAdapter
-from core.model import Turn
-
-
-def thread(turn: Turn) -> Any:
-    """The report's `turns[].thread`: "main", or the sub-agent a rollout belongs to ("review", …)."""
-    return turn.facts.thread if isinstance(turn.facts, CodexCallFacts) else None
-
 
 AGENT = Agent(
     name="codex",
     homes=(Home("sessions", env=("CODEX_HOME",), defaults=(".codex",)),),
     adapters=(CodexRolloutAdapter(),),
     analysis="core.agents.codex.analysis",
-    turn_extras=(("cache", turn_cache), ("thread", thread)),
+    turn_extras=(("cache", turn_cache),),
     rules=Rules(
         "codex",
         "Codex CLI: verdicts from the prompt cache (128-token blocks)",

@@ -30,13 +30,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.agents.codex import cache_rule
 from core.agents.codex.rollout import CodexLine, TokenUsage
-from core.kernel.cache_verdict import COMPACTION, CacheVerdict
-from core.model import Where
+from core.kernel.cache_verdict import (
+    COMPACTION,
+    OPENAI,
+    OPENAI_MIN_CACHEABLE,
+    CacheVerdict,
+    CallUsage,
+    judge,
+    structural,
+)
+from core.model import ABORTED, Where
 
 MAIN = "main"
-ABORTED = "aborted"
 
 #: `response_item` types whose arrival means the next request is about to be made (its input is complete).
 _TOOL_OUTPUTS = frozenset(
@@ -94,7 +100,7 @@ class CodexCall:
 class _Previous:
     """The last call with usage: what the next call is judged against."""
 
-    prompt: cache_rule.PromptUsage
+    prompt: CallUsage
     ended_ms: int | None
     model: str | None
 
@@ -215,12 +221,13 @@ class RolloutCalls:
         if usage is None:
             verdict = CacheVerdict(ABORTED, aborted, {"gap_ms": gap})
         else:
-            prompt = cache_rule.PromptUsage(usage.input, usage.cached, usage.cache_write, usage.cached_reported)
+            prompt = CallUsage(max(0, usage.input - usage.cached - usage.cache_write), usage.cached, usage.cache_write,
+                               line.ts_ms, output=usage.output, cache_reported=usage.cached_reported)  # fmt: skip
             prior = previous.prompt if previous is not None else None
-            if compaction is not None:
-                verdict = cache_rule.compaction(prompt, prior, gap_ms=gap)
+            if compaction is not None:  # the history was replaced on purpose: nothing of it is expected back
+                verdict = structural(COMPACTION, "context_compacted", prompt, prior, style=OPENAI, gap_ms=gap)
             else:
-                verdict = cache_rule.judge(prompt, prior, gap_ms=gap)
+                verdict = judge(prompt, prior, style=OPENAI, gap_ms=gap)
             verdict.evidence["reasoning_output"] = usage.reasoning
             verdict.evidence["total_tokens"] = usage.total
         if compaction is not None:
@@ -266,7 +273,7 @@ def why(call: CodexCall) -> str:
             f"first call after a compaction: {ev['prompt']} prompt tokens, {ev['cache_read']} read from cache "
             f"(the replaced history is not expected back)"
         )
-    if verdict.kind == "delta":
+    if verdict.reason == "cache_hit":
         return (
             f"cache read {ev['cache_read']} covers the previous prompt {ev['prev_prompt']} "
             f"(expected {ev['expected_read']} in 128-token blocks){after}"
@@ -274,7 +281,7 @@ def why(call: CodexCall) -> str:
     if verdict.reason == "below_cache_minimum":
         return (
             f"below_cache_minimum: the previous prompt ({ev['prev_prompt']} tokens) was under the "
-            f"{cache_rule.MIN_CACHEABLE}-token minimum the cache stores{after}"
+            f"{OPENAI_MIN_CACHEABLE}-token minimum the cache stores: nothing could be read back{after}"
         )
     if verdict.reason == "uncached":
         return f"uncached: the provider reports no cached tokens ({ev['prompt']} prompt tokens){after}"
@@ -327,4 +334,4 @@ def id_from_name(path: str) -> str:
     return stem
 
 
-__all__ = ["ABORTED", "MAIN", "CodexCall", "RolloutCalls", "RolloutMeta", "id_from_name", "source_of", "why"]
+__all__ = ["MAIN", "CodexCall", "RolloutCalls", "RolloutMeta", "id_from_name", "source_of", "why"]

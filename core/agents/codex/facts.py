@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 @dataclass(slots=True)
 class CodexCallFacts:
-    """A Codex call's conversation and turn (`Turn.facts`)."""
+    """A Codex call's turn (`Turn.facts`; its conversation is `Turn.thread`: "main", or the sub-agent the rollout
+    belongs to, "review", a thread_spawn nickname, …)."""
 
-    thread: str  # "main", or the sub-agent the rollout belongs to ("review", a thread_spawn nickname, …)
     turn_id: str | None  # Codex's own turn id (0.98+), shared by the calls of one user turn

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.agents.codex.calls import ABORTED, CodexCall, RolloutCalls
+from core.agents.codex.calls import CodexCall, RolloutCalls
 from core.agents.codex.facts import CodexCallFacts
 from core.agents.codex.rollout import CodexLine
 from core.kernel.cache_verdict import COMPACTION
 from core.kernel.pipeline import RecordHandler
-from core.model import LoggedDecision, SessionHeader, Turn
+from core.model import ABORTED, LoggedDecision, SessionHeader, Turn
 
 if TYPE_CHECKING:
     from core.kernel.pipeline import AgentRef, Session, Store
@@ -104,7 +104,8 @@ def _turn(session: Session, rollout: RolloutCalls, call: CodexCall) -> Turn:
     turn.tokens = call.tokens
     turn.why = call.why
     turn.cache = verdict.evidence
-    turn.facts = CodexCallFacts(meta.thread, call.turn_id)
+    turn.thread = meta.thread
+    turn.facts = CodexCallFacts(call.turn_id)
     return turn
 
 

@@ -52,12 +52,12 @@ from core.agents.mux.rules import (
     replay_facts,
 )
 from core.agents.shared.stateless import ContextCounter, content_size
-from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, judge, structural
+from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, explain, judge, structural
 from core.kernel.diff import classify
 from core.kernel.directives import DirectiveLedger, Seen
 from core.kernel.hashing import stable_xxh3
 from core.kernel.pipeline import RecordHandler
-from core.model import CommitInfo, Problem, Turn, Where
+from core.model import ABORTED, CommitInfo, LoggedDecision, Problem, Turn, Where
 from core.timeutil import iso_ms, now_ms
 
 if TYPE_CHECKING:
@@ -249,15 +249,16 @@ class MuxAudit(RecordHandler):
         if turn is None:
             return
         usage = row.usage
-        if usage is None or usage.empty:
-            turn.logged = None
-            turn.why = (
-                "stream in progress (placeholder row)"
+        if usage is None or usage.empty:  # no usage: `aborted` (re-judged when the row is rewritten with usage)
+            reason, turn.why = (
+                ("stream_in_progress", "stream in progress (placeholder row)")
                 if row.placeholder
-                else "interrupted stream (partial row)"
+                else ("stream_interrupted", "interrupted stream (partial row)")
                 if row.partial
-                else "no usage recorded on this row"
+                else ("no_usage", "no usage recorded on this row")
             )
+            turn.logged = LoggedDecision(ABORTED, reason, None, ts_ms=turn.ts_ms, source="transcript")
+            turn.cache = None
             return
         prev_usage = previous.usage if previous is not None and previous.usage and not previous.usage.empty else None
         verdict: CacheVerdict
@@ -276,10 +277,9 @@ class MuxAudit(RecordHandler):
         turn.logged = decision(verdict, count, source=source)
         turn.logged.ts_ms = turn.ts_ms
         turn.cache = {**verdict.evidence, **row.basis}
-        turn.why = (
-            f"{verdict.kind}/{verdict.reason}: cache read {usage.cache_read} of previous prompt "
-            f"{verdict.evidence.get('prev_prompt')}, write {usage.cache_write}"
-        )
+        turn.why = explain(verdict) if source == "cache" else (
+            f"{verdict.kind}/{verdict.reason}: cache read {usage.cache_read} of {usage.prompt} prompt tokens, "
+            f"write {usage.cache_write}")  # fmt: skip
 
     def _audit(
         self, state: Store, ws: _Workspace, session: Session, row: _Row, carry: tuple[bool, bool]

@@ -36,4 +36,5 @@ AGENT = Agent(
     analysis="core.agents.senpi.analysis",
     turn_extras=(("cache", turn_cache),),
     session_extras=(("sidecar_verdict", sidecar_verdict), AGENT_NAME),
+    payload_exact=True,  # the claude-sdk-oauth prompt is rebuilt byte for byte (every logged payloadBytes agrees)
 )

@@ -115,8 +115,9 @@ def test_the_previous_prompt_below_the_cache_minimum_and_a_provider_without_cach
     r.call(T0 + 1_000, 900, 0)
     r.call(T0 + 2_000, 1_500, 0)
     _, calls = calls_of(r)
-    assert verdicts(calls) == [("bootstrap", "first_call"), ("re-send", "below_cache_minimum")]
-    assert calls[1].verdict.evidence["excess"] == 0  # nothing was cacheable, so nothing cached was lost
+    # nothing was cacheable, so nothing cached was lost: not a re-send (the kernel's rule for every agent)
+    assert verdicts(calls) == [("bootstrap", "first_call"), ("delta", "below_cache_minimum")]
+    assert calls[1].verdict.evidence["excess"] == 0
     r = Rollout()
     r.user(T0, "hi")
     for ms, prompt in ((1_000, 5_000), (2_000, 6_000)):
@@ -124,7 +125,7 @@ def test_the_previous_prompt_below_the_cache_minimum_and_a_provider_without_cach
         r.total["total_tokens"] += prompt
         r.token_count(T0 + ms, last={"input_tokens": prompt, "output_tokens": 0, "total_tokens": prompt})
     _, calls = calls_of(r)
-    assert verdicts(calls) == [("bootstrap", "first_call"), ("re-send", "uncached")]
+    assert verdicts(calls) == [("bootstrap", "first_call"), ("delta", "uncached")]  # no evidence of a re-send
 
 
 def test_lines_with_only_a_total_or_only_a_last_usage_and_no_turn_context() -> None:

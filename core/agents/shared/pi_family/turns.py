@@ -10,7 +10,10 @@ nothing on disk says whether the history was processed again. The provider's cac
   `branch_summary`) is `fork/branch`;
 - in a branched session file (header `parentSession`), pi copies the root-to-leaf path of the parent with the
   same entry ids and their old timestamps: those turns were calls of the parent session, so they get no
-  verdict here (`Turn.copied_from`), and the first new call is `fork/branched_session`.
+  verdict here (`Turn.copied_from`), and the first new call is `fork/branched_session`;
+- a call with no usage at all (pi writes an aborted or failed request's message with every figure 0) is
+  `aborted`, with the stop reason; it says nothing about the cache, so the next call is judged against the
+  last call that had usage, and a compaction waiting for its first call waits past it.
 
 Every other call is judged from its usage against the previous call (the previous in time: the cache holds
 what was sent last, whichever branch it was on). The verdict becomes `Turn.logged` with `source` `cache`
@@ -27,7 +30,7 @@ from core.agents.shared.pi_family.context import ProviderContext
 from core.agents.shared.pi_family.payload import PiPayload, ledger_of
 from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, WhyTexts, decision, judge, structural, why
 from core.kernel.pipeline import SessionAnalyzer
-from core.model import TranscriptEntry, Turn
+from core.model import ABORTED, LoggedDecision, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 
 if TYPE_CHECKING:
@@ -90,15 +93,21 @@ class PiTurns(SessionAnalyzer):
             turn.copied_from = copied_from
             self.pending = ("fork", "branched_session")
         current = usage_of(msg, turn.ts_ms)
-        if copied_from is not None or current is None or current.empty:
+        judged = turn.logged is None and msg.get("api") != RESIDENT_API
+        if copied_from is None and (current is None or current.empty):
+            if judged:  # an aborted or failed request: a call, but it says nothing about the cache
+                turn.logged = aborted(msg, turn.ts_ms)
+                turn.why = f"no usage: the request ended ({turn.stop_reason}) before the provider reported any"
+            return  # a structural verdict waiting (a compaction) goes to the next call that has usage
+        if copied_from is not None or current is None:
             if current is not None and not current.empty:
                 self.previous = current
             return
-        if turn.logged is None and msg.get("api") != RESIDENT_API:
+        if judged:
+            structural_pending = self.pending is not None
             verdict = self._verdict(current)
             count = new_messages if verdict.kind == "delta" else prompt_messages
-            source = "cache" if verdict.reason in _CACHE_REASONS else "transcript"
-            turn.logged = decision(verdict, count, source=source)
+            turn.logged = decision(verdict, count, source="transcript" if structural_pending else "cache")
             turn.logged.ts_ms = turn.ts_ms
             turn.cache = verdict.evidence
             turn.why = why(verdict, WHY)
@@ -121,21 +130,23 @@ class PiTurns(SessionAnalyzer):
         return judge(current, self.previous)
 
 
-#: one line a user reads in the turn table's detail
+#: how a pi-family call's structural verdicts read (the cache rule's own verdicts read as the rule words them)
 WHY = WhyTexts(
-    bootstrap="first call: {prompt} prompt tokens, {read} read from cache",
-    delta="cache read {read} of the previous prompt's {prev} tokens: only the new part was processed",
     compaction="first call after a compaction: {prompt} prompt tokens{gap}",
     fork="first call on another branch ({reason}): cache read {read} of {prompt}{gap}",
-    resend="history processed again ({reason}): cache read {read} of the previous prompt's {prev}, cache write "
-    "{write}{gap}",
     gap=", {seconds:.0f}s after the previous call",
 )
 
-_CACHE_REASONS = frozenset(
-    {"first_call", "cache_hit", "cache_expired", "below_cache_minimum", "uncached", "prefix_rewritten",
-     "partial_prefix"}
-)  # fmt: skip
+#: pi's `stopReason` of a call that got no usage -> the reason of its `aborted` verdict
+_ABORT_REASONS = {"aborted": "request_aborted", "error": "request_failed"}
+
+
+def aborted(msg: dict[str, object], ts_ms: int | None) -> LoggedDecision:
+    """The verdict of a call with no usage: pi writes the assistant message of an aborted (Esc) or failed request
+    with every usage figure 0 (27 such calls in the two real pi sessions)."""
+    stop = msg.get("stopReason")
+    reason = _ABORT_REASONS.get(stop, "no_usage") if isinstance(stop, str) else "no_usage"
+    return LoggedDecision(ABORTED, reason, None, ts_ms=ts_ms, source="transcript")
 
 
 def _copied_from(session: Session, entry: TranscriptEntry) -> str | None:

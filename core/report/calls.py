@@ -1,0 +1,185 @@
+"""The report's `calls` section and what each session and turn adds about its calls (schema "Additions").
+
+Every provider call of every agent is one call with a kind, a reason and the evidence it rests on; the section
+counts them over the selection (`--session`, `--since/--until`, a filter narrow it like the turns), so the
+summaries, the dashboard and `check` read one model whatever the agent. `continuity` stays the section of
+senpi's log lines; a call and a log line are never added together.
+
+A turn copied from another session (pi's branched-session export repeats the parent's calls with their ids) is
+not a call of the session that holds the copy: it counts once, in the session that made it.
+
+Newer senpi builds put `sessionId` on their log lines: a session named there that has no transcript on disk is
+listed among `sessions` too (`log_sessions`), with its kinds from those lines and no turns.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from core.agents.base import Agent
+from core.kernel.calls import CallStats, kinds_of, resend_share
+from core.kernel.stats import Streak
+from core.model import CALL_KINDS, KINDS, ContinuityLine, Turn
+from core.report.values import iso, text
+from core.state import SessionState
+
+Selected = list[tuple[SessionState, list[Turn]]]
+
+#: a call nothing judged (must not happen: every agent gives each call a kind; `tests/test_realdata_calls.py`)
+UNKNOWN = ("unknown", "not_judged")
+
+
+def is_call(turn: Turn) -> bool:
+    """A call of the session that holds it (not a copy of another session's call)."""
+    return turn.copied_from is None
+
+
+def call_stats(selected: Selected) -> CallStats:
+    """Every call of the selection, session by session in time order."""
+    stats = CallStats()
+    for session, turns in selected:
+        agent = session.agent.name
+        for turn in turns:
+            if not is_call(turn):
+                continue
+            kind, reason = turn.kind, turn.reason
+            if kind is None or reason is None:
+                kind, reason = UNKNOWN
+            stats.add(kind, reason, agent=agent, evidence=turn.evidence, ts=turn.ts, ts_ms=turn.ts_ms,
+                      count=turn.logged.count if turn.logged is not None else None, tokens=turn.tokens,
+                      payload_raw=turn.payload_bytes_raw, session=session.session_id, index=turn.index)  # fmt: skip
+        stats.end_thread()
+    return stats
+
+
+def calls_section(selected: Selected) -> dict[str, Any]:
+    """`calls`: total, by_kind (every kind), by_reason, resend_share, by_agent, streaks, peak (+ by_evidence,
+    tokens: what the calls rest on, and their de-duplicated token totals)."""
+    stats = call_stats(selected)
+    agents: dict[str, Agent] = {session.agent.name: session.agent for session, _ in selected}
+    peak = stats.peak
+    return {
+        "total": stats.total,
+        "by_kind": {text(kind): n for kind, n in stats.kinds().items()},
+        "by_reason": by_reason(stats.by_reason),
+        "resend_share": stats.resend_share(),
+        "by_agent": {
+            text(name): {
+                "total": sum(kinds.values()),
+                "resend_share": resend_share(kinds),
+                "by_kind": {text(kind): n for kind, n in kinds_of(kinds).items() if n},
+                # what the payload graph and the summaries measure this agent's calls in (see `Agent.payload_exact`)
+                "payload": "bytes" if name in agents and agents[name].payload_exact else "tokens",
+            }
+            for name, kinds in sorted(stats.by_agent.items())
+        },
+        "by_evidence": {text(source): n for source, n in stats.by_evidence.most_common()},
+        "tokens": {key: stats.tokens.get(key, 0) for key in ("input", "cache_read", "cache_write", "output")}
+        if stats.tokens
+        else None,
+        "streaks": [streak(s) for s in stats.all_streaks()],
+        "peak": None if peak is None else {"session": text(peak.session), "index": peak.index, "bytes": peak.bytes},
+    }
+
+
+def by_reason(reasons: dict[str, Counter[str]], order: tuple[str, ...] = CALL_KINDS) -> dict[str, dict[str, int]]:
+    """reason -> kind -> count, most frequent reason first (then by name); kinds in display order."""
+    rank = {kind: i for i, kind in enumerate(order)}
+    rows = sorted(reasons.items(), key=lambda item: (-sum(item[1].values()), item[0]))
+    return {
+        text(reason): {text(k): n for k, n in sorted(kinds.items(), key=lambda kv: (rank.get(kv[0], 99), kv[0]))}
+        for reason, kinds in rows
+    }
+
+
+def streak(s: Streak) -> dict[str, Any]:
+    return {
+        "kind": text(s.kind),
+        "reason": text(s.reason),
+        "length": s.length,
+        "start": iso(s.start_ms, s.start or None),
+        "end": iso(s.end_ms, s.end or None),
+        "count_first": s.count_first,
+        "count_last": s.count_last,
+    }
+
+
+def session_tokens(turns: Iterable[Turn]) -> dict[str, int] | None:
+    """A session's tokens over its own calls (copies of another session's calls left out); None when no call
+    reported usage. The calls are already de-duplicated over streamed lines, sub-agent files and progress copies
+    (each agent's analysis counts a call once)."""
+    totals: Counter[str] = Counter()
+    seen = False
+    for turn in turns:
+        if turn.tokens is None or not is_call(turn):
+            continue
+        seen = True
+        for key in ("input", "cache_read", "cache_write", "output"):
+            totals[key] += turn.tokens.get(key) or 0
+    return {key: totals.get(key, 0) for key in ("input", "cache_read", "cache_write", "output")} if seen else None
+
+
+def log_lines_by_session(lines: Iterable[ContinuityLine]) -> Counter[str]:
+    """Decision log lines per session they name (`sessionId`, newer senpi builds) or were matched to."""
+    out: Counter[str] = Counter()
+    for line in lines:
+        name = line.session_id or line.matched_session
+        if name is not None:
+            out[name] += 1
+    return out
+
+
+def log_sessions(
+    lines: Iterable[ContinuityLine], known: set[str], wanted: str | None, agent_of_path: Callable[[str], str | None]
+) -> list[dict[str, Any]]:
+    """The sessions only the log names (`sessionId` on lines of newer senpi builds; no transcript read), oldest
+    first, each with its kinds from those lines. `wanted` is `--session` (an id or a prefix of one)."""
+    found: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        sid = line.session_id
+        if sid is None or sid in known:
+            continue
+        entry = found.get(sid)
+        if entry is None:
+            entry = found[sid] = {"kinds": Counter(), "first": line, "path": line.where.path}
+        entry["kinds"][line.kind] += 1
+    if wanted is not None:
+        exact = [sid for sid in found if sid == wanted]
+        chosen = exact or [sid for sid in found if sid.startswith(wanted)]
+        found = {sid: found[sid] for sid in chosen}
+    out = []
+    for sid, entry in sorted(found.items(), key=lambda item: (item[1]["first"].ts_ms or 2**62, item[0])):
+        kinds: Counter[str] = entry["kinds"]
+        by_kind = {kind: kinds.get(kind, 0) for kind in KINDS}
+        by_kind.update({text(k): n for k, n in sorted(kinds.items()) if k not in by_kind})
+        first: ContinuityLine = entry["first"]
+        out.append(
+            {
+                "id": text(sid),
+                "path": None,
+                "cwd": None,
+                "turns": 0,
+                "by_kind": by_kind,
+                "rewritten": None,
+                "payload_bytes_total": None,
+                "started_at": iso(first.ts_ms, first.ts),
+                "models": [],
+                "profile": None,
+                "agent": agent_of_path(entry["path"]),
+                "tokens": None,
+                "log_lines": sum(kinds.values()),
+            }
+        )
+    return out
+
+
+__all__ = [
+    "call_stats",
+    "calls_section",
+    "is_call",
+    "log_lines_by_session",
+    "log_sessions",
+    "session_tokens",
+]
