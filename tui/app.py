@@ -45,11 +45,13 @@ from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.model import Turn
+from tui.config import Config, save_theme
 from tui.filters import RowFilter, parse
 from tui.messages import ExportDone, SnapshotReady
 from tui.panes import PANES, Pane, in_slot, zoomable
@@ -79,6 +81,10 @@ BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
 SHORT = 32  # below this height panes use their compact heights
+
+
+BINDING_OWNERS: tuple[Any, ...] = ()
+"""Every class whose bindings can be remapped (set below, once the classes exist)."""
 
 
 def export_summary(report: dict[str, Any], row_filter: RowFilter, rows: int) -> str:
@@ -112,18 +118,18 @@ class ContinuityApp(App[None]):
     TITLE = "continuity-tui"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "next_rewritten", "Rewritten", key_display="r"),
-        Binding("R", "previous_rewritten", "Prev rewritten", show=False, key_display="R"),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("s", "sessions", "Sessions"),
-        Binding("f", "toggle_follow", "Follow"),
-        Binding("e", "export", "Export"),
-        Binding("p", "problems", "Problems", show=False),
-        Binding("b", "toggle_metric", "Bytes/tokens", show=False),
-        Binding("m", "zoom", "Zoom pane", show=False),
-        Binding("escape", "back", "Back", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit", priority=False),
+        Binding("r", "next_rewritten", "Rewritten", key_display="r", id="next_rewritten"),
+        Binding("R", "previous_rewritten", "Prev rewritten", show=False, key_display="R", id="previous_rewritten"),
+        Binding("slash", "filter", "Filter", key_display="/", id="filter"),
+        Binding("s", "sessions", "Sessions", id="sessions"),
+        Binding("f", "toggle_follow", "Follow", id="follow"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("p", "problems", "Problems", show=False, id="problems"),
+        Binding("b", "toggle_metric", "Bytes/tokens", show=False, id="metric"),
+        Binding("m", "zoom", "Zoom pane", show=False, id="zoom"),
+        Binding("escape", "back", "Back", show=False, id="back"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("q", "quit", "Quit", priority=False, id="quit"),
     ]
 
     following: reactive[bool] = reactive(True, init=False)
@@ -142,6 +148,7 @@ class ContinuityApp(App[None]):
         repaint_hz: float = 10.0,
         demo_dir: DemoDir | None = None,
         stdin_spool: Spool | None = None,
+        config: Config | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
@@ -150,6 +157,9 @@ class ContinuityApp(App[None]):
         """Where `--demo` replays (named on screen by the demo bar)."""
         self.stdin_spool = stdin_spool
         """Where `… | continuity-tui -` copies stdin (named on screen the same way)."""
+        self.config = config if config is not None else Config()
+        """The settings file's theme and keys (`Config()`: none read, none written, as tests and screenshots)."""
+        self.keymap: dict[str, str] = {}
         self.live = live
         """False: read what is there once, then stop (screenshots, snapshot tests)."""
         self.clock = clock
@@ -208,6 +218,7 @@ class ContinuityApp(App[None]):
                 widget.border_title = entry.title
         self.main.query_one("#sessions", SessionList).border_subtitle = "turns · resend · R"
         self._apply_size_classes()
+        self._apply_config()
         self.main.query_one(TurnTable).focus()
         self._update_status()
         if self.live:
@@ -579,7 +590,48 @@ class ContinuityApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            path = self.config.path
+            self.push_screen(HelpScreen(self.active_keys(), str(path) if path is not None else None))
+
+    # ------------------------------------------------------------------ settings (tui/config.py)
+    def active_keys(self) -> dict[str, str]:
+        """Every binding id with its keys as they are now (the settings file's `[keys]` over the defaults)."""
+        out: dict[str, str] = {}
+        for owner in BINDING_OWNERS:
+            for binding in owner.BINDINGS:
+                if isinstance(binding, Binding) and binding.id is not None:
+                    out[binding.id] = self.keymap.get(binding.id, binding.key)
+        return out
+
+    def _apply_config(self) -> None:
+        """The remembered theme and remapped keys; what is wrong with the file is said once, on screen."""
+        config = self.config
+        problems = list(config.problems)
+        if config.keys:
+            known = set(self.active_keys())
+            unknown = sorted(set(config.keys) - known)
+            if unknown:
+                problems.append(f"{config.path}: [keys] {', '.join(unknown)}: no such action "
+                                f"(the ids are listed in the help, ?)")  # fmt: skip
+            self.keymap = {k: v for k, v in config.keys.items() if k in known}
+            self.set_keymap(self.keymap)
+        if config.theme:
+            if config.theme in self.available_themes:
+                self.theme = config.theme
+            else:
+                problems.append(f"{config.path}: theme {config.theme!r} is not one of "
+                                f"{', '.join(sorted(self.available_themes))}")  # fmt: skip
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        for problem in problems:
+            self.notify(problem, title="Settings", severity="warning", markup=False, timeout=12)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if self.config.path is None or theme.name == self.config.theme:
+            return
+        self.config.theme = theme.name
+        error = save_theme(self.config.path, theme.name)
+        if error is not None:
+            self.notify(error, title="Settings", severity="warning", markup=False, timeout=10)
 
     def action_problems(self) -> None:
         status = self.snapshot.status
@@ -670,3 +722,6 @@ class ContinuityApp(App[None]):
     def _clear_filter(self) -> None:
         self._set_filter_text("")
         self._set_session(None, None)
+
+
+BINDING_OWNERS = (ContinuityApp, RowList, DetailScreen)

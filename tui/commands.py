@@ -319,8 +319,9 @@ def run_dashboard(args: argparse.Namespace) -> int:
         restore = index.restore
         engine.before_first_poll(lambda: restore(engine))  # in the ingest worker: the first frame is not delayed
     from tui.app import ContinuityApp
+    from tui.config import config_path, load
 
-    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool)
+    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool, config=load(config_path()))
     try:
         app.run()
         if index is not None and app.return_code in (None, 0):

@@ -14,29 +14,40 @@ class KeyHelp:
     keys: str  # as shown to the user
     what: str
     group: str
+    ids: tuple[str, ...] = ()  # the bindings' ids (the names `[keys]` in the settings file remaps)
 
 
 KEYS: tuple[KeyHelp, ...] = (
-    KeyHelp("↑ ↓  j k", "move through the turns (or sessions, problems)", "Move"),
-    KeyHelp("PgUp PgDn", "move a page", "Move"),
-    KeyHelp("Home g", "first turn", "Move"),
-    KeyHelp("End G", "last turn, and follow the live tail again", "Move"),
-    KeyHelp("Enter", "open the selected turn: capture vs commit diff, fingerprints, why, payload", "Turns"),
-    KeyHelp("Esc", "back: close a view, the filter bar, the sessions pane or a zoom; then clear the filter", "Turns"),
-    KeyHelp("r", "next rewritten turn", "Turns"),
-    KeyHelp("R", "previous rewritten turn", "Turns"),
+    KeyHelp("↑ ↓  j k", "move through the turns (or sessions, problems)", "Move", ("up", "down")),
+    KeyHelp("PgUp PgDn", "move a page", "Move", ("page_up", "page_down")),
+    KeyHelp("Home g", "first turn", "Move", ("first",)),
+    KeyHelp("End G", "last turn, and follow the live tail again", "Move", ("last",)),
+    KeyHelp("Enter", "open the selected turn: capture vs commit diff, fingerprints, why, payload", "Turns", ("open",)),
     KeyHelp(
-        "/", "filter turns: kind:flatten  reason:rewritten  session:0198  is:rewritten  -kind:delta  text", "Turns"
+        "Esc",
+        "back: close a view, the filter bar, the sessions pane or a zoom; then clear the filter",
+        "Turns",
+        ("back",),
     ),
-    KeyHelp("s", "sessions: show all sessions or one, with per-session resend share", "Views"),
-    KeyHelp("p", "problems: bad lines with file:line, offset and reason, newest first", "Views"),
-    KeyHelp("b", "payload graph: bytes or prompt tokens", "Views"),
-    KeyHelp("m", "zoom the focused pane (turns, sessions) full screen; m or Esc restores", "Views"),
-    KeyHelp("f", "follow / pause the live tail (scrolling up pauses too)", "Live"),
-    KeyHelp("e", "export a snapshot: JSON + Markdown + HTML into a new directory", "Live"),
-    KeyHelp("?", "this help", "App"),
+    KeyHelp("r", "next rewritten turn", "Turns", ("next_rewritten",)),
+    KeyHelp("R", "previous rewritten turn", "Turns", ("previous_rewritten",)),
+    KeyHelp(
+        "/",
+        "filter turns: kind:flatten  reason:rewritten  session:0198  is:rewritten  -kind:delta  text",
+        "Turns",
+        ("filter",),
+    ),
+    KeyHelp("s", "sessions: show all sessions or one, with per-session resend share", "Views", ("sessions",)),
+    KeyHelp("p", "problems: bad lines with file:line, offset and reason, newest first", "Views", ("problems",)),
+    KeyHelp("b", "payload graph: bytes or prompt tokens", "Views", ("metric",)),
+    KeyHelp("m", "zoom the focused pane (turns, sessions) full screen; m or Esc restores", "Views", ("zoom",)),
+    KeyHelp("f", "follow / pause the live tail (scrolling up pauses too)", "Live", ("follow",)),
+    KeyHelp(
+        "e", "export a snapshot of what the table shows (session, filter): JSON + Markdown + HTML", "Live", ("export",)
+    ),
+    KeyHelp("?", "this help", "App", ("help",)),
     KeyHelp("ctrl+p", "command palette: every action by name, zoom a pane, pick a session, themes", "App"),
-    KeyHelp("q", "quit", "App"),
+    KeyHelp("q", "quit", "App", ("quit",)),
 )
 
 FLAGS_HELP: tuple[tuple[str, str], ...] = (

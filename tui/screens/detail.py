@@ -71,9 +71,9 @@ class DetailScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Back", show=True),
-        Binding("tab", "app.focus_next", "Next pane", show=True),
-        Binding("m", "maximize", "Maximize pane", show=True),
+        Binding("escape,q", "close", "Back", show=True, id="detail_back"),
+        Binding("tab", "app.focus_next", "Next pane", show=True, id="next_pane"),
+        Binding("m", "maximize", "Maximize pane", show=True, id="detail_zoom"),
     ]
 
     def __init__(

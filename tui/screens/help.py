@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import textwrap
+from collections.abc import Mapping
 from typing import ClassVar
 
 from textual import events
@@ -36,7 +37,7 @@ def _row_at(name: str, what: str, style: str = "bold", width: int = 120) -> list
     """`  name        what`, the text wrapped under itself (a hanging indent); a name longer than its column gets
     a line of its own, the text indented below."""
     indent = " " * (NAME_W + 3)
-    text = textwrap.wrap(what, max(20, width - len(indent))) or [""]
+    text = textwrap.wrap(what, max(20, width - len(indent)), break_long_words=False, break_on_hyphens=False) or [""]
     rest = [Content(indent + line) for line in text[1:]]
     if len(name) <= NAME_W:
         return [Content.assemble(("  " + cell(name, NAME_W), style), " ", text[0]), *rest]
@@ -44,13 +45,26 @@ def _row_at(name: str, what: str, style: str = "bold", width: int = 120) -> list
     return [*(Content.assemble("  ", (part, style)) for part in names), Content(indent + text[0]), *rest]
 
 
-def help_blocks(width: int = 120) -> list[Block]:
-    """Every block for text columns `width` cells wide."""
+KEY_NAMES = {"slash": "/", "question_mark": "?", "escape": "Esc", "enter": "Enter", "up": "↑", "down": "↓",
+             "pageup": "PgUp", "pagedown": "PgDn", "home": "Home", "end": "End", "tab": "Tab"}  # fmt: skip
+
+
+def shown_keys(keys: str) -> str:
+    """Textual key names as the footer shows them: `slash,ctrl+l` -> `/ ctrl+l`."""
+    return " ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip())
+
+
+def help_blocks(width: int = 120, keys: Mapping[str, str] | None = None, settings: str | None = None) -> list[Block]:
+    """Every block for text columns `width` cells wide; `keys` are the active keys by binding id (after the
+    settings file's `[keys]`), so a remapped key is shown as it is, and `settings` names that file."""
     _row = functools.partial(_row_at, width=width)
     blocks: list[Block] = []
     groups: dict[str, list[Content]] = {}
     for key in KEYS:
-        groups.setdefault(key.group, []).extend(_row(key.keys, key.what))
+        label = key.keys
+        if keys and key.ids and any(i in keys for i in key.ids):
+            label = "  ".join(shown_keys(keys[i]) for i in key.ids if i in keys)
+        groups.setdefault(key.group, []).extend(_row(label, key.what))
     blocks += [(f"Keys · {group}", rows) for group, rows in groups.items()]
     panes = [line for pane in PANES for line in _row(pane.title, pane.help)] + _row("Status", STATUS_HELP)
     blocks.append(("Panes", panes))
@@ -60,6 +74,13 @@ def help_blocks(width: int = 120) -> list[Block]:
     blocks.append(("Kinds", kinds))
     blocks.append(("Reasons", [line for reason, what in REASONS_HELP for line in _row(reason, what, "$accent")]))
     blocks.append(("Terms", [line for term, what in TERMS_HELP for line in _row(term, what)]))
+    where = settings or "$XDG_CONFIG_HOME/continuity-tui/config.toml (~/.config/…)"
+    ids = ", ".join(sorted(keys)) if keys else "see tui/keys.py"
+    blocks.append(("Settings", [
+        *_row("file", where),
+        *_row("theme", 'theme = "name": a theme picked with ctrl+p → Theme is written there and used next time'),
+        *_row("[keys]", f'action id = "key" or "key1,key2" remaps a key; the ids: {ids}'),
+    ]))  # fmt: skip
     return blocks
 
 
@@ -91,6 +112,11 @@ def split(blocks: list[Block]) -> tuple[list[Block], list[Block]]:
 
 class HelpScreen(ModalScreen[None]):
     """A modal over the dashboard; the dashboard keeps tailing underneath."""
+
+    def __init__(self, keys: Mapping[str, str] | None = None, settings: str | None = None) -> None:
+        super().__init__()
+        self.keys = dict(keys or {})
+        self.settings = settings
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -128,7 +154,7 @@ class HelpScreen(ModalScreen[None]):
     def _lay_out(self, width: int) -> None:
         inner = min(width, MAX_WIDTH) - 7  # border, padding and the scrollbar (2 cells)
         two = width >= TWO_COLUMNS
-        blocks = help_blocks(inner // 2 - 3 if two else inner)  # the right column has a 2-cell gap
+        blocks = help_blocks(inner // 2 - 3 if two else inner, self.keys, self.settings)  # (a 2-cell gap)
         left, right = split(blocks) if two else (blocks, [])
         self.query_one("#help-left", Static).update(render_blocks(left))
         right_pane = self.query_one("#help-right", Static)

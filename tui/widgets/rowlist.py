@@ -50,13 +50,13 @@ class RowList(ScrollView, can_focus=True):
     COMPONENT_CLASSES: ClassVar[set[str]] = {"rowlist--cursor", "rowlist--empty"}
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home,g", "first", "First", show=False),
-        Binding("end,G", "last", "Last", show=False),
-        Binding("enter", "select", "Open", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False, id="up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="page_down"),
+        Binding("home,g", "first", "First", show=False, id="first"),
+        Binding("end,G", "last", "Last", show=False, id="last"),
+        Binding("enter", "select", "Open", show=False, id="open"),
     ]
 
     cursor: reactive[int] = reactive(0, init=False, always_update=True)
