@@ -50,7 +50,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from core.model import Turn
+from core.model import Problem, Turn
+from core.sanitize import display
 from tui.config import Config, save_theme
 from tui.filters import RowFilter, parse
 from tui.messages import ExportDone, SnapshotReady
@@ -59,7 +60,16 @@ from tui.scope import SessionRates
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
-from tui.view import EngineView, Snapshot, SnapshotBuilder, is_rewritten, payload_bytes, prompt_tokens, row_kind
+from tui.view import (
+    EngineView,
+    Snapshot,
+    SnapshotBuilder,
+    is_rewritten,
+    payload_bytes,
+    prompt_tokens,
+    row_key,
+    row_kind,
+)
 from tui.widgets.demo_bar import DemoBar
 from tui.widgets.directives import DirectivePane
 from tui.widgets.filter_bar import FilterBar
@@ -75,7 +85,9 @@ if TYPE_CHECKING:
     from tui.stdin import Spool
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
-                               "problems", "toggle_metric", "back", "open", "zoom"})  # fmt: skip
+                               "problems", "toggle_metric", "back", "open", "zoom", "jump"})  # fmt: skip
+RESENDS = frozenset({"fork", "flatten", "re-send"})
+"""Kinds that re-send history (`re-send` is the calls model's kind for other agents, issue 13)."""
 POST_YIELD_S = 0.015
 BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
@@ -127,6 +139,12 @@ class ContinuityApp(App[None]):
         Binding("p", "problems", "Problems", show=False, id="problems"),
         Binding("b", "toggle_metric", "Bytes/tokens", show=False, id="metric"),
         Binding("m", "zoom", "Zoom pane", show=False, id="zoom"),
+        Binding("l", "jump('flatten', True)", "Next flatten", show=False, id="next_flatten"),
+        Binding("L", "jump('flatten', False)", "Prev flatten", show=False, id="previous_flatten"),
+        Binding("w", "jump('resend', True)", "Next re-send", show=False, id="next_resend"),
+        Binding("W", "jump('resend', False)", "Prev re-send", show=False, id="previous_resend"),
+        Binding("x", "jump('problem', True)", "Next problem", show=False, id="next_problem"),
+        Binding("X", "jump('problem', False)", "Prev problem", show=False, id="previous_problem"),
         Binding("escape", "back", "Back", show=False, id="back"),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
         Binding("q", "quit", "Quit", priority=False, id="quit"),
@@ -192,7 +210,7 @@ class ContinuityApp(App[None]):
         """Dashboard keys work on the dashboard; over a detail only r/R do (they move to the next turn)."""
         if action not in DASHBOARD_ACTIONS:
             return True
-        if isinstance(self.screen, DetailScreen) and action in ("next_rewritten", "previous_rewritten"):
+        if isinstance(self.screen, DetailScreen) and action in ("next_rewritten", "previous_rewritten", "jump"):
             return True
         return self.screen is self.main
 
@@ -501,31 +519,60 @@ class ContinuityApp(App[None]):
 
     # ------------------------------------------------------------------ actions
     def action_next_rewritten(self) -> None:
-        self._jump_rewritten(forward=True)
+        self._jump(is_rewritten, "rewritten turn", forward=True)
 
     def action_previous_rewritten(self) -> None:
-        self._jump_rewritten(forward=False)
+        self._jump(is_rewritten, "rewritten turn", forward=False)
 
-    def _jump_rewritten(self, *, forward: bool) -> None:
+    def action_jump(self, what: str, forward: bool) -> None:
+        """`l`/`L` flatten, `w`/`W` re-send (fork, flatten, re-send), `x`/`X` the call next to a bad line."""
+        if what == "problem":
+            self._jump_problem(forward=forward)
+        elif what == "flatten":
+            self._jump(lambda row: row_kind(row) == "flatten", "flatten", forward=forward)
+        else:
+            self._jump(lambda row: row_kind(row) in RESENDS, "re-send", forward=forward)
+
+    def _jump(self, predicate: Callable[[Any], bool], noun: str, *, forward: bool) -> bool:
         """Like a search in an editor: the next match after the cursor, wrapping around once."""
         table = self.main.query_one(TurnTable)
-        index = table.find(is_rewritten, forward=forward)
+        index = table.find(predicate, forward=forward)
         if index is None:
-            index = table.find(is_rewritten, forward=forward, start=-1 if forward else table.row_count)
+            index = table.find(predicate, forward=forward, start=-1 if forward else table.row_count)
             if index is None or index == table.cursor:
-                message = "no rewritten turn" if index is None else "this is the only rewritten turn"
+                message = f"no {noun}" if index is None else f"this is the only {noun}"
                 self.notify(f"{message} in view", markup=False, timeout=3)
-                return
-            self.notify("wrapped around to the " + ("first" if forward else "last") + " rewritten turn",
-                        markup=False, timeout=2)  # fmt: skip
+                return False
+            self.notify(f"wrapped around to the {'first' if forward else 'last'} {noun}", markup=False, timeout=2)
         self.following = False
         table.move_to(index)
         if isinstance(self.screen, DetailScreen):
             row = table.current
             if isinstance(row, Turn):
                 self.switch_screen(self._detail(row))
-            return
+            return True
         table.focus()
+        return True
+
+    def _jump_problem(self, *, forward: bool) -> None:
+        """To the call a bad line sits after in its file, and say which line and why it is bad."""
+        snapshot = self.snapshot
+        near: dict[tuple[str, int], Problem] = {}
+        for problem, key in zip(snapshot.problems, snapshot.problem_rows, strict=False):
+            if key is not None:
+                near.setdefault(key, problem)  # (newest first: the newest problem at a row is named)
+        if not near:
+            where = "no problem" if not snapshot.status.problems_total else "no problem next to a call in view"
+            self.notify(f"{where} (p lists them all)", markup=False, timeout=3)
+            return
+        if self._jump(lambda row: row_key(row) in near, "call next to a bad line", forward=forward):
+            row = self.main.query_one(TurnTable).current
+            problem = near.get(row_key(row)) if row is not None else None
+            if problem is not None:
+                line = f":{problem.line}" if problem.line is not None else ""
+                offset = f" @{problem.offset:,}" if problem.offset is not None else ""
+                text = f"after this call: {display(problem.path, 200)}{line}{offset} {display(problem.error, 200)}"
+                self.notify(text, title="Problem", severity="warning", markup=False, timeout=6)
 
     def action_open(self) -> None:
         table = self.main.query_one(TurnTable)

@@ -31,6 +31,14 @@ KEYS: tuple[KeyHelp, ...] = (
     ),
     KeyHelp("r", "next rewritten turn", "Turns", ("next_rewritten",)),
     KeyHelp("R", "previous rewritten turn", "Turns", ("previous_rewritten",)),
+    KeyHelp("l L", "next / previous flatten", "Turns", ("next_flatten", "previous_flatten")),
+    KeyHelp("w W", "next / previous re-send (fork, flatten, re-send)", "Turns", ("next_resend", "previous_resend")),
+    KeyHelp(
+        "x X",
+        "next / previous call with a bad line after it in its file (the toast names the line)",
+        "Turns",
+        ("next_problem", "previous_problem"),
+    ),
     KeyHelp(
         "/",
         "filter turns: kind:flatten  reason:rewritten  session:0198  is:rewritten  -kind:delta  text",

@@ -12,6 +12,7 @@ still gets a table. This module imports no Textual: it is plain data and runs in
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import time
 from collections import Counter
@@ -147,6 +148,48 @@ def is_disagreement(row: Row) -> bool:
     return isinstance(row, Turn) and row.agreement is False
 
 
+def row_key(row: Row) -> tuple[str, int]:
+    """A row's identity across snapshots: (session id, turn index) for a turn, (log path, offset) for a log line."""
+    if isinstance(row, Turn):
+        return (row.session, row.index)
+    return ("log:" + row.where.path, row.where.offset)
+
+
+def locate_problems(state: State, problems: tuple[Problem, ...]) -> tuple[tuple[str, int] | None, ...]:
+    """For each problem, the row nearest before it in its file (`row_key`), or None: where `x` jumps to.
+
+    A bad transcript line is placed after the turn written before it; a bad session.log line after the decision
+    line before it, shown as the turn that line was matched to (or as the log line, in logs-only mode). Only the
+    files that hold a problem are walked (worker thread, with the lock held; called when the problems change).
+    """
+    paths = {p.path for p in problems if p.offset is not None}
+    if not paths:
+        return tuple(None for _ in problems)
+    marks: dict[str, list[tuple[int, tuple[str, int]]]] = {path: [] for path in paths}
+    for session in state.sessions.values():
+        for turn in session.turns:
+            where = turn.where
+            if where is not None and where.path in marks:
+                marks[where.path].append((where.offset, (turn.session, turn.index)))
+    logs_only = not state.sessions
+    for line in state.log.continuity:
+        found = marks.get(line.where.path)
+        if found is None:
+            continue
+        if logs_only:
+            found.append((line.where.offset, ("log:" + line.where.path, line.where.offset)))
+        elif line.matched_session is not None and line.matched_turn is not None:
+            found.append((line.where.offset, (line.matched_session, line.matched_turn)))
+    for found in marks.values():
+        found.sort()
+    out: list[tuple[str, int] | None] = []
+    for problem in problems:
+        found = marks.get(problem.path) or []
+        at = bisect.bisect_left(found, (problem.offset or 0,)) - 1 if problem.offset is not None else -1
+        out.append(found[at][1] if at >= 0 else (found[0][1] if found else None))
+    return tuple(out)
+
+
 # ---------------------------------------------------------------------------------------------- summaries
 @dataclass(slots=True)
 class TagTotals:
@@ -248,6 +291,7 @@ class Snapshot:
     problems: tuple[Problem, ...]  # newest first
     dedupe: DedupeInfo | None = None
     pending: tuple[Problem, ...] = ()  # what `Status.pending` counts (the first `MAX_PENDING_SHOWN`)
+    problem_rows: tuple[tuple[str, int] | None, ...] = ()  # per problem, the row it sits after (`locate_problems`)
 
     @staticmethod
     def empty(wall_ms: int = 0) -> Snapshot:
@@ -497,6 +541,10 @@ class SnapshotBuilder:
         self._dedupe_waiting = True  # the largest flatten is not simulated yet (gated by backfill or 3 s)
         self._recount_behind = False  # unchanged sessions left over the last snapshot's recount budget
         self._held_at = float("-inf")
+        self._located_mark: tuple[int, int, int] | None = None
+        self._located: tuple[tuple[str, int] | None, ...] = ()
+        self._located_version = -1
+        self._located_at = float("-inf")
 
     def build(self) -> Snapshot:
         engine = self.engine
@@ -562,6 +610,7 @@ class SnapshotBuilder:
         sessions = tuple(self._session_summaries(state, now))
         files = self._files()
         held, held_list = self._held()
+        problems = tuple(reversed(state.problems))
         status = Status(
             files=files,
             bytes=engine.total_bytes,
@@ -582,7 +631,8 @@ class SnapshotBuilder:
             rows=self.rows.rows(),
             rows_generation=self.rows.generation,
             logs_only=self.rows.logs_only,
-            problems=tuple(reversed(state.problems)),
+            problems=problems,
+            problem_rows=self._locate(state, problems),
             dedupe=self._simulate(state, sessions, now, status.pending_bytes),
             pending=held_list,
         )
@@ -678,6 +728,16 @@ class SnapshotBuilder:
             session.session_id, index, first.bytes_before, first.bytes_after, senpi.bytes_after if senpi else None
         )
         return self._dedupe
+
+    def _locate(self, state: State, problems: tuple[Problem, ...]) -> tuple[tuple[str, int] | None, ...]:
+        """`locate_problems`, again only when the problems changed (a new one, or one fewer kept)."""
+        mark = (state.problems_total, len(problems), len(state.sessions))
+        now = self.clock()
+        # attribution can still pair a log line with its turn later: refreshed every few seconds while data moves
+        if mark != self._located_mark or (state.version != self._located_version and now - self._located_at >= 5.0):
+            self._located_mark, self._located = mark, locate_problems(state, problems)
+            self._located_version, self._located_at = state.version, now
+        return self._located
 
     def _held(self) -> tuple[int, tuple[Problem, ...]]:
         """How many lines the tail holds back that a report would count as problems, and the first of them."""
