@@ -72,7 +72,7 @@ from tui.view import (
 )
 from tui.widgets.demo_bar import DemoBar
 from tui.widgets.directives import DirectivePane
-from tui.widgets.filter_bar import FilterBar
+from tui.widgets.filter_bar import SEARCH_PLACEHOLDER, FilterBar
 from tui.widgets.payload_graph import GraphData, PayloadGraph
 from tui.widgets.rates import RatesPane
 from tui.widgets.rowlist import RowList
@@ -85,7 +85,8 @@ if TYPE_CHECKING:
     from tui.stdin import Spool
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
-                               "problems", "toggle_metric", "back", "open", "zoom", "jump"})  # fmt: skip
+                               "problems", "toggle_metric", "back", "open", "zoom", "jump", "search",
+                               "next_match"})  # fmt: skip
 RESENDS = frozenset({"fork", "flatten", "re-send"})
 """Kinds that re-send history (`re-send` is the calls model's kind for other agents, issue 13)."""
 POST_YIELD_S = 0.015
@@ -139,6 +140,9 @@ class ContinuityApp(App[None]):
         Binding("p", "problems", "Problems", show=False, id="problems"),
         Binding("b", "toggle_metric", "Bytes/tokens", show=False, id="metric"),
         Binding("m", "zoom", "Zoom pane", show=False, id="zoom"),
+        Binding("ctrl+f", "search", "Search", show=False, id="search"),
+        Binding("n", "next_match(True)", "Next match", show=False, id="next_match"),
+        Binding("N", "next_match(False)", "Prev match", show=False, id="previous_match"),
         Binding("l", "jump('flatten', True)", "Next flatten", show=False, id="next_flatten"),
         Binding("L", "jump('flatten', False)", "Prev flatten", show=False, id="previous_flatten"),
         Binding("w", "jump('resend', True)", "Next re-send", show=False, id="next_resend"),
@@ -178,6 +182,8 @@ class ContinuityApp(App[None]):
         self.config = config if config is not None else Config()
         """The settings file's theme and keys (`Config()`: none read, none written, as tests and screenshots)."""
         self.keymap: dict[str, str] = {}
+        self.search: RowFilter | None = None
+        """The ctrl+f search: its matches are highlighted and n/N walk them; None when there is none."""
         self.live = live
         """False: read what is there once, then stop (screenshots, snapshot tests)."""
         self.clock = clock
@@ -222,6 +228,7 @@ class ContinuityApp(App[None]):
         with Horizontal(id="middle"):
             yield from map(_build, in_slot("middle"))
         yield FilterBar(id="filter")
+        yield FilterBar(id="search", placeholder=SEARCH_PLACEHOLDER)
         if self.demo_dir is not None:
             yield DemoBar(str(self.demo_dir.path), kept=self.demo_dir.kept, id="demo-bar")
         elif self.stdin_spool is not None:
@@ -403,6 +410,8 @@ class ContinuityApp(App[None]):
             rows=len(table.rows),
             shown=table.row_count,
             filter_text=self.row_filter.describe(),
+            search_text=self.search.text if self.search is not None else "",
+            matches=table.matches if self.search is not None else 0,
         )
         self.main.query_one(StatusLine).show(self.snapshot.status, state)
 
@@ -480,7 +489,7 @@ class ContinuityApp(App[None]):
         if self._filter_timer is not None:
             self._filter_timer.stop()
             self._filter_timer = None
-        bar = self.main.query_one(FilterBar)
+        bar = self.main.query_one("#filter", FilterBar)
         if not bar.has_class("-open"):
             return
         text = event.value
@@ -494,17 +503,49 @@ class ContinuityApp(App[None]):
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
         self._set_filter_text(event.value)
-        self.main.query_one(FilterBar).close()
+        self.main.query_one("#filter", FilterBar).close()
         self.main.query_one(TurnTable).focus()
 
     @on(FilterBar.Cancelled)
-    def _filter_cancelled(self) -> None:
-        bar = self.main.query_one(FilterBar)
-        if self._filter_timer is not None:
-            self._filter_timer.stop()
-        self._set_filter_text(bar.before)
+    def _bar_cancelled(self, event: FilterBar.Cancelled) -> None:
+        bar = event.bar
+        if bar.id == "search":
+            self._set_search(bar.before)
+        else:
+            if self._filter_timer is not None:
+                self._filter_timer.stop()
+            self._set_filter_text(bar.before)
         bar.close()
         self.main.query_one(TurnTable).focus()
+
+    # ------------------------------------------------------------------ search (ctrl+f, n/N)
+    @on(Input.Changed, "#search")
+    def _search_typed(self, event: Input.Changed) -> None:
+        """Matches light up as you type (the search hides nothing: that is what the filter is for)."""
+        if self.main.query_one("#search", FilterBar).has_class("-open"):
+            self._set_search(event.value)
+
+    @on(Input.Submitted, "#search")
+    def _search_done(self, event: Input.Submitted) -> None:
+        self._set_search(event.value)
+        self.main.query_one("#search", FilterBar).close()
+        self.main.query_one(TurnTable).focus()
+        if self.search is not None:
+            self._jump(self.search.matches, "match", forward=True)
+
+    def _set_search(self, text: str) -> None:
+        self.search = parse(text) if text.strip() else None
+        self.main.query_one(TurnTable).set_search(self.search)
+        self._update_status()
+
+    def action_search(self) -> None:
+        self.main.query_one("#search", FilterBar).open(self.search.text if self.search is not None else "")
+
+    def action_next_match(self, forward: bool) -> None:
+        if self.search is None:
+            self.notify("no search: ctrl+f searches the turns (n/N then walk the matches)", markup=False, timeout=3)
+            return
+        self._jump(self.search.matches, "match", forward=forward)
 
     def _set_filter_text(self, text: str) -> None:
         parsed = parse(text)
@@ -590,7 +631,7 @@ class ContinuityApp(App[None]):
         return DetailScreen(turn, summary.cwd if summary else None, summary.key if summary else None, self.engine)
 
     def action_filter(self) -> None:
-        self.main.query_one(FilterBar).open(self.row_filter.text)
+        self.main.query_one("#filter", FilterBar).open(self.row_filter.text)
 
     def action_sessions(self) -> None:
         sessions = self.main.query_one(SessionList)
@@ -630,6 +671,8 @@ class ContinuityApp(App[None]):
         if sessions.has_focus or (sessions.has_class("-open") and self.size.width < WIDE):
             sessions.remove_class("-open")
             self.main.query_one(TurnTable).focus()
+        elif self.search is not None:  # Esc clears the highlight first, then the filter
+            self._set_search("")
         elif self.row_filter.active:
             self._set_filter_text("")
             if self.row_filter.session_id is not None:
@@ -638,7 +681,8 @@ class ContinuityApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             path = self.config.path
-            self.push_screen(HelpScreen(self.active_keys(), str(path) if path is not None else None))
+            settings = str(path) if path is not None else None
+            self.push_screen(HelpScreen(self.active_keys(), settings, frozenset(self.keymap)))
 
     # ------------------------------------------------------------------ settings (tui/config.py)
     def active_keys(self) -> dict[str, str]:

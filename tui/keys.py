@@ -31,6 +31,13 @@ KEYS: tuple[KeyHelp, ...] = (
     ),
     KeyHelp("r", "next rewritten turn", "Turns", ("next_rewritten",)),
     KeyHelp("R", "previous rewritten turn", "Turns", ("previous_rewritten",)),
+    KeyHelp(
+        "ctrl+f",
+        "search: matches are highlighted (nothing is hidden); Enter goes to the first, Esc clears",
+        "Turns",
+        ("search",),
+    ),
+    KeyHelp("n N", "next / previous search match", "Turns", ("next_match", "previous_match")),
     KeyHelp("l L", "next / previous flatten", "Turns", ("next_flatten", "previous_flatten")),
     KeyHelp("w W", "next / previous re-send (fork, flatten, re-send)", "Turns", ("next_resend", "previous_resend")),
     KeyHelp(

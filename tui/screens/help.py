@@ -54,15 +54,21 @@ def shown_keys(keys: str) -> str:
     return " ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip())
 
 
-def help_blocks(width: int = 120, keys: Mapping[str, str] | None = None, settings: str | None = None) -> list[Block]:
-    """Every block for text columns `width` cells wide; `keys` are the active keys by binding id (after the
-    settings file's `[keys]`), so a remapped key is shown as it is, and `settings` names that file."""
+def help_blocks(
+    width: int = 120,
+    keys: Mapping[str, str] | None = None,
+    settings: str | None = None,
+    remapped: frozenset[str] = frozenset(),
+) -> list[Block]:
+    """Every block for text columns `width` cells wide; `keys` are the active keys by binding id, and the
+    bindings in `remapped` (the settings file's `[keys]`) are shown with their keys as they are now;
+    `settings` names that file."""
     _row = functools.partial(_row_at, width=width)
     blocks: list[Block] = []
     groups: dict[str, list[Content]] = {}
     for key in KEYS:
         label = key.keys
-        if keys and key.ids and any(i in keys for i in key.ids):
+        if keys and key.ids and any(i in remapped for i in key.ids):
             label = "  ".join(shown_keys(keys[i]) for i in key.ids if i in keys)
         groups.setdefault(key.group, []).extend(_row(label, key.what))
     blocks += [(f"Keys · {group}", rows) for group, rows in groups.items()]
@@ -113,10 +119,13 @@ def split(blocks: list[Block]) -> tuple[list[Block], list[Block]]:
 class HelpScreen(ModalScreen[None]):
     """A modal over the dashboard; the dashboard keeps tailing underneath."""
 
-    def __init__(self, keys: Mapping[str, str] | None = None, settings: str | None = None) -> None:
+    def __init__(
+        self, keys: Mapping[str, str] | None = None, settings: str | None = None, remapped: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__()
         self.keys = dict(keys or {})
         self.settings = settings
+        self.remapped = remapped
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -154,7 +163,7 @@ class HelpScreen(ModalScreen[None]):
     def _lay_out(self, width: int) -> None:
         inner = min(width, MAX_WIDTH) - 7  # border, padding and the scrollbar (2 cells)
         two = width >= TWO_COLUMNS
-        blocks = help_blocks(inner // 2 - 3 if two else inner, self.keys, self.settings)  # (a 2-cell gap)
+        blocks = help_blocks(inner // 2 - 3 if two else inner, self.keys, self.settings, self.remapped)  # 2-cell gap
         left, right = split(blocks) if two else (blocks, [])
         self.query_one("#help-left", Static).update(render_blocks(left))
         right_pane = self.query_one("#help-right", Static)

@@ -13,10 +13,11 @@ from textual.message import Message
 from textual.widgets import Input
 
 PLACEHOLDER = "filter: kind:flatten  reason:rewritten  session:0198  is:rewritten  -kind:delta  free text"
+SEARCH_PLACEHOLDER = "search (highlights, hides nothing; n/N next/previous): same terms as the filter, or free text"
 
 
 class FilterBar(Input):
-    """Docked above the status line; hidden until `/`."""
+    """Docked above the status line; hidden until `/` (or, as the search bar, until ctrl+f)."""
 
     DEFAULT_CSS = """
     FilterBar { display: none; border: tall $accent; height: 3; }
@@ -26,10 +27,14 @@ class FilterBar(Input):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel filter", show=True)]
 
     class Cancelled(Message):
-        """Esc in the bar: restore the previous filter."""
+        """Esc in the bar: restore the previous filter (or search)."""
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(placeholder=PLACEHOLDER, id=id)
+        def __init__(self, bar: FilterBar) -> None:
+            super().__init__()
+            self.bar = bar
+
+    def __init__(self, *, id: str | None = None, placeholder: str = PLACEHOLDER) -> None:
+        super().__init__(placeholder=placeholder, id=id)
         self.before = ""
 
     def open(self, current: str) -> None:
@@ -43,4 +48,4 @@ class FilterBar(Input):
         self.remove_class("-open")
 
     def action_cancel(self) -> None:
-        self.post_message(self.Cancelled())
+        self.post_message(self.Cancelled(self))

@@ -26,6 +26,8 @@ class StatusState:
     rows: int = 0
     shown: int = 0
     filter_text: str = ""
+    search_text: str = ""
+    matches: int = 0
 
 
 class StatusLine(Static):
@@ -48,9 +50,17 @@ class StatusLine(Static):
         self.update(self.compose_line())
 
     def compose_line(self) -> Content:
-        """The line for the current width: below 110 columns the same facts in fewer words."""
+        """The line for the current width: the same facts in fewer words when the full line does not fit."""
+        width = self.size.width - 2  # (padding)
+        line = self._line(compact=0 < width < 108)
+        if width > 0 and line.cell_length > width:
+            line = self._line(compact=True)
+        if width > 0 and line.cell_length > width:  # the filter and the search matter more than the byte counts
+            line = self._line(compact=True, reading=False)
+        return line
+
+    def _line(self, *, compact: bool, reading: bool = True) -> Content:
         status, state = self.status, self.state
-        compact = 0 < self.size.width < 110
         sep = " · " if not compact else " "
         parts: list[Content | tuple[str, str] | str] = []
         if state.following:
@@ -68,9 +78,12 @@ class StatusLine(Static):
             parts += ["  ", ("waiting for files in ", "$warning"), where]
             return Content.assemble(*parts)
         lines = "ln" if compact else "lines"
-        parts.append(f"  {count(status.files)} files{sep}{human_bytes(status.bytes)}{sep}{count(status.lines)} {lines}")
-        if status.lines_per_s is not None:
-            parts.append(f"{sep}{count(round(status.lines_per_s))} {lines}/s")
+        if reading:
+            parts.append(
+                f"  {count(status.files)} files{sep}{human_bytes(status.bytes)}{sep}{count(status.lines)} {lines}"
+            )
+            if status.lines_per_s is not None:
+                parts.append(f"{sep}{count(round(status.lines_per_s))} {lines}/s")
         if status.pending_bytes:
             parts.append((f"{sep}backfill {human_bytes(status.pending_bytes)} left", "$accent"))
         problems = status.problems_total
@@ -86,6 +99,12 @@ class StatusLine(Static):
         if state.filter_text:
             parts.append(" · filter " if not compact else " /")
             parts.append((display(state.filter_text, 80), "$accent"))
+        if state.search_text:
+            parts.append(" · search " if not compact else " ^f")
+            parts.append((display(state.search_text, 60), "$warning"))
+            parts.append(
+                f" {count(state.matches)} match{'es' if state.matches != 1 else ''}" + (" (n/N)" if not compact else "")
+            )
         return Content.assemble(*parts)
 
     def on_resize(self) -> None:

@@ -88,6 +88,43 @@ def flags(row: Row) -> Content:
     )
 
 
+MATCH_STYLE = "reverse $warning"
+MARK = "▌"
+
+
+def highlight(content: Content, columns: list[Column], search: RowFilter) -> Content:
+    """A search match: a mark in the margin, the matched text (or the matched field's cell) highlighted.
+
+    Free text is found wherever it shows in the row; `kind:`/`reason:`/`session:` light up that cell, `is:` the
+    flags. A row can match on a field too narrow to show (the why at 80 columns): the margin mark still says so.
+    """
+    plain = content.plain.lower()
+    spans: dict[str, tuple[int, int]] = {}
+    at = 0
+    for column in columns:
+        spans[column.key] = (at + 1, at + 1 + column.width)
+        at += 1 + column.width
+    out = Content.assemble((MARK, "$warning bold"), content[1:])
+    for term in search.terms:
+        if term.negate:
+            continue
+        if term.field == "text":
+            start = plain.find(term.value)
+            while start >= 0 and term.value:
+                out = out.stylize(MATCH_STYLE, start, start + len(term.value))
+                start = plain.find(term.value, start + len(term.value))
+            continue
+        cell_key = {"kind": "kind", "reason": "reason", "session": "session", "is": "flags"}.get(term.field)
+        if cell_key in spans:
+            start, end = spans[cell_key]
+            inside = plain.find(term.value, start, end) if term.field == "reason" else -1
+            if inside >= 0:
+                out = out.stylize(MATCH_STYLE, inside, inside + len(term.value))
+            else:
+                out = out.stylize(MATCH_STYLE, start, min(end, start + len(plain[start:end].rstrip())))
+    return out
+
+
 def render_cells(row: Row, columns: list[Column]) -> Content:
     """One table row as styled Content (all text from data is sanitized and inserted as plain text)."""
     parts: list[Content | tuple[str, str] | str] = []
@@ -140,6 +177,11 @@ class TurnTable(RowList):
         self.rows: list[Row] = []
         self.view: list[int] | None = None  # indices into rows when a filter is active
         self.filter = RowFilter()
+        self.search: RowFilter | None = None
+        """The ctrl+f search: its matching rows are marked and their matches highlighted."""
+        self.matches = 0
+        """How many rows in view match the search."""
+        self._matched_upto = 0  # rows of the view counted into `matches`
         self.generation = -1
         self._columns: list[Column] = layout(80)
         self._layout_width = 80
@@ -183,7 +225,27 @@ class TurnTable(RowList):
             self.view = None
         self._place_cursor(anchor, follow=follow, searched=True)
 
+    def set_search(self, search: RowFilter | None) -> None:
+        self.search = search if search is not None and search.terms else None
+        self._matched_upto, self.matches = 0, 0
+        self._count_matches()
+        self.invalidate()
+
+    def _count_matches(self) -> None:
+        """Counts the rows of the view not counted yet (a live tail appends: O(new rows) per snapshot)."""
+        search = self.search
+        if search is None:
+            return
+        for index in range(self._matched_upto, self.row_count):
+            row = self.row_at(index)
+            if row is not None and search.matches(row):
+                self.matches += 1
+        self._matched_upto = self.row_count
+
     def _place_cursor(self, anchor: Row | None, *, follow: bool, searched: bool) -> None:
+        if searched or self.row_count < self._matched_upto:
+            self._matched_upto, self.matches = 0, 0
+        self._count_matches()
         self.rows_changed()
         if follow or anchor is None:
             if follow and self.row_count:
@@ -251,7 +313,10 @@ class TurnTable(RowList):
         row = self.row_at(index)
         if row is None:
             return Content("")
-        return render_cells(row, self._columns)
+        content = render_cells(row, self._columns)
+        if self.search is not None and self.search.matches(row):
+            return highlight(content, self._columns, self.search)
+        return content
 
 
 class TurnHeader(Static):
