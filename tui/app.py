@@ -52,11 +52,13 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.model import Problem, Turn
 from core.sanitize import display
+from tui.clipboard import choices, diff_text, fingerprints_text, inert, json_text, summary_text
 from tui.config import Config, save_theme
 from tui.filters import RowFilter, parse
 from tui.messages import ExportDone, SnapshotReady
 from tui.panes import PANES, Pane, in_slot, zoomable
 from tui.scope import SessionRates
+from tui.screens.copy import CopyScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.problems import ProblemsScreen
@@ -86,7 +88,7 @@ if TYPE_CHECKING:
 
 DASHBOARD_ACTIONS = frozenset({"next_rewritten", "previous_rewritten", "filter", "sessions", "toggle_follow",
                                "problems", "toggle_metric", "back", "open", "zoom", "jump", "search",
-                               "next_match"})  # fmt: skip
+                               "next_match", "copy"})  # fmt: skip
 RESENDS = frozenset({"fork", "flatten", "re-send"})
 """Kinds that re-send history (`re-send` is the calls model's kind for other agents, issue 13)."""
 POST_YIELD_S = 0.015
@@ -140,6 +142,7 @@ class ContinuityApp(App[None]):
         Binding("p", "problems", "Problems", show=False, id="problems"),
         Binding("b", "toggle_metric", "Bytes/tokens", show=False, id="metric"),
         Binding("m", "zoom", "Zoom pane", show=False, id="zoom"),
+        Binding("c", "copy", "Copy", show=False, id="copy"),
         Binding("ctrl+f", "search", "Search", show=False, id="search"),
         Binding("n", "next_match(True)", "Next match", show=False, id="next_match"),
         Binding("N", "next_match(False)", "Prev match", show=False, id="previous_match"),
@@ -182,6 +185,8 @@ class ContinuityApp(App[None]):
         self.config = config if config is not None else Config()
         """The settings file's theme and keys (`Config()`: none read, none written, as tests and screenshots)."""
         self.keymap: dict[str, str] = {}
+        self.last_export: list[Path] | None = None
+        """The files the last `e` wrote (the copy menu offers their directory)."""
         self.search: RowFilter | None = None
         """The ctrl+f search: its matches are highlighted and n/N walk them; None when there is none."""
         self.live = live
@@ -216,7 +221,7 @@ class ContinuityApp(App[None]):
         """Dashboard keys work on the dashboard; over a detail only r/R do (they move to the next turn)."""
         if action not in DASHBOARD_ACTIONS:
             return True
-        if isinstance(self.screen, DetailScreen) and action in ("next_rewritten", "previous_rewritten", "jump"):
+        if isinstance(self.screen, DetailScreen) and action in ("next_rewritten", "previous_rewritten", "jump", "copy"):
             return True
         return self.screen is self.main
 
@@ -629,6 +634,67 @@ class ContinuityApp(App[None]):
     def _detail(self, turn: Turn) -> DetailScreen:
         summary = next((s for s in self.snapshot.sessions if s.session_id == turn.session), None)
         return DetailScreen(turn, summary.cwd if summary else None, summary.key if summary else None, self.engine)
+
+    # ------------------------------------------------------------------ copy (c)
+    def action_copy(self) -> None:
+        """The copy menu for the selected call (the one open in a detail view), the last export, the data dir."""
+        row = self.screen.turn if isinstance(self.screen, DetailScreen) else self.main.query_one(TurnTable).current
+        export = self.last_export
+        data = self.demo_dir.path if self.demo_dir is not None else (
+            self.stdin_spool.path if self.stdin_spool is not None else None)  # fmt: skip
+        options = choices(row, export=str(export[0].parent) if export else None,
+                          data_dir=str(data) if data is not None else None)  # fmt: skip
+        if not options:
+            self.notify("nothing to copy yet: no call selected, no export", markup=False, timeout=3)
+            return
+
+        def chosen(what: str | None) -> None:
+            if what is not None:
+                self._copy(what, row, export, data)
+
+        self.push_screen(CopyScreen(options), chosen)
+
+    def _copy(self, what: str, row: Any, export: Any, data: Path | None) -> None:
+        if what in ("commit", "capture") or (what == "diff" and not row.commit.diff):
+            self._copy_json(what, row)  # (a diff not recorded is computed from the two sides re-read from disk)
+            return
+        text = {
+            "summary": lambda: summary_text(row),
+            "diff": lambda: diff_text(row),
+            "fingerprints": lambda: fingerprints_text(row),
+            "export": lambda: str(export[0].parent),
+            "data_dir": lambda: str(data),
+        }[what]()
+        self._to_clipboard(what, text)
+
+    def _to_clipboard(self, what: str, text: str) -> None:
+        clean = inert(text)
+        self.copy_to_clipboard(clean)
+        lines = clean.count("\n") + 1
+        self.notify(f"copied {what.replace('_', ' ')}: {len(clean):,} characters, {lines:,} line"
+                    f"{'s' if lines != 1 else ''} (through the terminal, OSC 52)", markup=False, timeout=4)  # fmt: skip
+
+    @work(thread=True, group="copy", exit_on_error=False, name="copy")
+    def _copy_json(self, what: str, turn: Turn) -> None:
+        """Re-read the message from disk (worker thread: IO, and the commit analysis under the engine lock)."""
+        from core.analysis.commit import load_capture_commit
+
+        summary = next((s for s in self.snapshot.sessions if s.session_id == turn.session), None)
+        with self.engine.lock:
+            session = self.engine.state.sessions.get(summary.key) if summary is not None else None
+            loaded = load_capture_commit(turn, session)
+        if what == "diff":
+            from core.analysis.diff import diff
+
+            both = loaded.capture is not None and loaded.commit is not None
+            changes = diff(loaded.capture, loaded.commit) if both else []
+            self.call_from_thread(self._to_clipboard, "diff", diff_text(turn, changes))
+            return
+        value = loaded.commit if what == "commit" else loaded.capture
+        if value is None:
+            self.call_from_thread(self.notify, f"the {what} could not be re-read from disk", markup=False, timeout=4)
+            return
+        self.call_from_thread(self._to_clipboard, f"{what} JSON", json_text(value))
 
     def action_filter(self) -> None:
         self.main.query_one("#filter", FilterBar).open(self.row_filter.text)

@@ -56,6 +56,12 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("p", "problems: bad lines with file:line, offset and reason, newest first", "Views", ("problems",)),
     KeyHelp("b", "payload graph: bytes or prompt tokens", "Views", ("metric",)),
     KeyHelp("m", "zoom the focused pane (turns, sessions) full screen; m or Esc restores", "Views", ("zoom",)),
+    KeyHelp(
+        "c",
+        "copy: the selected call's summary and why, its field diff or JSON, the export path, the data dir",
+        "Live",
+        ("copy",),
+    ),
     KeyHelp("f", "follow / pause the live tail (scrolling up pauses too)", "Live", ("follow",)),
     KeyHelp(
         "e", "export a snapshot of what the table shows (session, filter): JSON + Markdown + HTML", "Live", ("export",)
