@@ -63,3 +63,20 @@ async def test_an_empty_dashboard_still_says_it_is_waiting(tmp_path: Path) -> No
         await pilot.pause(0.3)
         text = "\n".join(screen_output(app)[1])
         assert "no turns yet — waiting for transcripts" in text
+
+
+async def test_keys_typed_fast_after_slash_are_the_filter_text(app: ContinuityApp) -> None:
+    """A burst ("/session:0198⏎" pasted, or typed from tmux) reached the table before the bar had the focus
+    (Textual moves it on its next turn): `s` opened the sessions, `e` exported. Now the burst is the bar's."""
+    from textual import events
+
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot, app)
+        burst = [events.Key("slash", "/"), *(events.Key(c if c.isalnum() else "colon", c) for c in "session:zzzz"),
+                 events.Key("enter", "\r")]  # fmt: skip
+        for key in burst:
+            app.post_message(key)
+        await pilot.pause(0.5)
+        assert app.row_filter.text == "session:zzzz"
+        assert app.main.query_one(TurnTable).row_count == 0
+        assert app.last_export is None and not app.main.query_one("#sessions").has_focus

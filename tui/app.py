@@ -185,6 +185,8 @@ class ContinuityApp(App[None]):
         self.config = config if config is not None else Config()
         """The settings file's theme and keys (`Config()`: none read, none written, as tests and screenshots)."""
         self.keymap: dict[str, str] = {}
+        self._opening: FilterBar | None = None
+        """A bar just opened that has not got the focus yet (keys typed meanwhile are its text)."""
         self.last_export: list[Path] | None = None
         """The files the last `e` wrote (the copy menu offers their directory)."""
         self.search: RowFilter | None = None
@@ -219,6 +221,8 @@ class ContinuityApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Dashboard keys work on the dashboard; over a detail only r/R do (they move to the next turn)."""
+        if self._opening is not None and action not in ("quit", "command_palette"):
+            return False  # keys typed right after / or ctrl+f are the bar's text (see `on_key`)
         if action not in DASHBOARD_ACTIONS:
             return True
         if isinstance(self.screen, DetailScreen) and action in ("next_rewritten", "previous_rewritten", "jump", "copy"):
@@ -544,7 +548,41 @@ class ContinuityApp(App[None]):
         self._update_status()
 
     def action_search(self) -> None:
-        self.main.query_one("#search", FilterBar).open(self.search.text if self.search is not None else "")
+        self._open_bar(self.main.query_one("#search", FilterBar), self.search.text if self.search is not None else "")
+
+    def _open_bar(self, bar: FilterBar, text: str) -> None:
+        """Open the filter or search bar. Textual moves the focus on its next turn, after the keys already
+        queued: typed or pasted fast ("/session:0198" from tmux), they went to the table and ran `s`, `e` (an
+        export)... Until the bar has the focus, those keys are its text (`on_key`), not dashboard keys."""
+        bar.open(text)
+        self._opening = bar
+
+    def on_key(self, event: events.Key) -> None:
+        bar = self._opening
+        if bar is None:
+            return
+        if bar.has_focus:
+            self._opening = None
+            return
+        event.stop()
+        event.prevent_default()
+        if event.key == "enter":
+            self._opening = None
+            bar.focus()
+            self.call_later(bar.action_submit)
+        elif event.key == "escape":
+            self._opening = None
+            bar.action_cancel()
+        elif event.key == "backspace":
+            bar.value = bar.value[:-1]
+            bar.cursor_position = len(bar.value)
+        elif event.is_printable and event.character:
+            bar.value += event.character
+            bar.cursor_position = len(bar.value)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if self._opening is not None and event.widget is self._opening:
+            self._opening = None
 
     def action_next_match(self, forward: bool) -> None:
         if self.search is None:
@@ -697,7 +735,7 @@ class ContinuityApp(App[None]):
         self.call_from_thread(self._to_clipboard, f"{what} JSON", json_text(value))
 
     def action_filter(self) -> None:
-        self.main.query_one("#filter", FilterBar).open(self.row_filter.text)
+        self._open_bar(self.main.query_one("#filter", FilterBar), self.row_filter.text)
 
     def action_sessions(self) -> None:
         sessions = self.main.query_one(SessionList)
