@@ -65,10 +65,10 @@ def summary_text(row: Row) -> str:
         lines.append(f"session {row.session} turn {row.index} at {date_time(row.ts_ms)}")
         if row.where is not None:
             lines.append(f"file {row.where.path} line {row.where.line} offset {row.where.offset}")
-        if row.logged is not None:
-            lines.append(f"logged      {row.logged.kind} {row.logged.reason} n={row.logged.count}")
-        if row.recomputed is not None:
-            lines.append(f"recomputed  {row.recomputed.kind} {row.recomputed.reason} n={row.recomputed.count}")
+        for label, decision in (("logged    ", row.logged), ("recomputed", row.recomputed)):
+            if decision is not None:
+                n = f" n={decision.count}" if decision.count is not None else ""
+                lines.append(f"{label}  {decision.kind} {decision.reason}{n}")
         size = payload_bytes(row)
         if size is not None:
             raw = f" ({row.payload_bytes_raw:,} before dedupe)" if row.payload_bytes_raw not in (None, size) else ""
@@ -84,7 +84,8 @@ def summary_text(row: Row) -> str:
     else:
         assert isinstance(row, ContinuityLine)
         lines.append(f"log line {row.where.path}:{row.where.line} @{row.where.offset} {row.ts}")
-        lines.append(f"decision    {row_kind(row)} {row_reason(row)} n={row_count(row)}")
+        n = row_count(row)
+        lines.append(f"decision    {row_kind(row)} {row_reason(row)}" + (f" n={n}" if n is not None else ""))
         session = row_session(row)
         if session:
             lines.append(f"session     {session}")

@@ -5,7 +5,8 @@
 
 The app runs headless (`run_test`) on the whole demo agent dir, read once (`live=False`) with a frozen clock,
 so two runs give byte-identical SVGs and the README always shows the app as it is. Shots: the main screen
-(160×45 and 80×24), a rewritten turn's drill-down with its startedAt/endedAt diff, the directive pane, help.
+(160×45 and 80×24), a rewritten turn's drill-down with its startedAt/endedAt diff, the directive pane, help,
+and at 120×36 one session chosen with a search lit up.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tui.widgets.turn_table import TurnTable
 
 FROZEN = 1_796_000_000.0  # a fixed wall clock (2026-11-30) after the demo's newest line
 BIG = (160, 45)
+MIDDLE = (120, 36)
 SMALL = (80, 24)
 
 
@@ -106,6 +108,16 @@ async def shoot(out: Path, source: Path) -> list[Path]:
         await settle(pilot, third)
         save(third, "main-80x24")
         third.engine.close()
+
+    fourth = app()
+    async with fourth.run_test(size=MIDDLE) as pilot:  # a search lit up, and a session chosen
+        await settle(pilot, fourth)
+        summary = max(fourth.snapshot.sessions, key=lambda s: s.rewritten)
+        fourth._set_session(summary.key, summary.session_id)
+        await pilot.press("home", "ctrl+f", *"idle", "enter")
+        await pilot.pause(0.3)
+        save(fourth, "search-120x36")
+        fourth.engine.close()
     return written
 
 

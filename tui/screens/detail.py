@@ -63,6 +63,9 @@ class DetailScreen(Screen[None]):
     DetailScreen #fingerprints, DetailScreen #diff {
         height: auto; border: round $primary 60%; padding: 0 1;
     }
+    DetailScreen #detail-top > Static, DetailScreen #fingerprints, DetailScreen #diff {
+        border-title-color: $text;  /* the border's own colour was hard to read on the dark themes */
+    }
     DetailScreen #sides { height: 1fr; min-height: 6; }
     DetailScreen #sides > Vertical { width: 1fr; border: round $accent 60%; }
     DetailScreen #sides > Vertical:focus-within { border: round $accent; }
@@ -74,6 +77,7 @@ class DetailScreen(Screen[None]):
         Binding("escape,q", "close", "Back", show=True, id="detail_back"),
         Binding("tab", "app.focus_next", "Next pane", show=True, id="next_pane"),
         Binding("m", "maximize", "Maximize pane", show=True, id="detail_zoom"),
+        Binding("c", "app.copy", "Copy", show=True, id="detail_copy"),
     ]
 
     def __init__(
@@ -274,7 +278,7 @@ class DetailScreen(Screen[None]):
             rows = (
                 ("history", history, "$error"),
                 ("new", new, "$success"),
-                ("of which directives", directives, "$secondary"),
+                ("of which directives", directives, "$primary"),
             )
             for label, value, style in rows:
                 share = value / total if value is not None and total else None
@@ -288,7 +292,7 @@ class DetailScreen(Screen[None]):
                 )
         if turn.directives:
             tags = ", ".join(f"{display(tag, 40)}×{int(v.get('copies', 0))}" for tag, v in turn.directives.items())
-            lines.append(Content.assemble(("tags  ", MUTED), (tags, "$secondary")))
+            lines.append(Content.assemble(("tags  ", MUTED), tags))
         tokens = turn.tokens
         if tokens:
             lines.append(Content.assemble(

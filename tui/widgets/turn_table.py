@@ -152,7 +152,7 @@ def render_cells(row: Row, columns: list[Column]) -> Content:
             parts.append(cell("" if size is None else short_bytes(size), width, right=True))
         elif key == "copies":
             copies = directive_copies(row) if isinstance(row, Turn) else None
-            parts.append((cell("" if not copies else str(copies), width, right=True), "$secondary"))
+            parts.append(cell("" if not copies else str(copies), width, right=True))  # ($secondary was unreadable)
         elif key == "flags":
             parts.append(flags(row))
         elif key == "why":
