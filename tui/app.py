@@ -715,14 +715,14 @@ class ContinuityApp(App[None]):
     @work(thread=True, group="copy", exit_on_error=False, name="copy")
     def _copy_json(self, what: str, turn: Turn) -> None:
         """Re-read the message from disk (worker thread: IO, and the commit analysis under the engine lock)."""
-        from core.analysis.commit import load_capture_commit
+        from core.agents.senpi.drilldown import load_capture_commit
 
         summary = next((s for s in self.snapshot.sessions if s.session_id == turn.session), None)
         with self.engine.lock:
             session = self.engine.state.sessions.get(summary.key) if summary is not None else None
-            loaded = load_capture_commit(turn, session)
+            loaded = load_capture_commit(turn, session, self.engine.reread)
         if what == "diff":
-            from core.analysis.diff import diff
+            from core.kernel.diff import diff
 
             both = loaded.capture is not None and loaded.commit is not None
             changes = diff(loaded.capture, loaded.commit) if both else []
