@@ -557,6 +557,12 @@ class ContinuityApp(App[None]):
         bar.open(text)
         self._opening = bar
 
+        def settled() -> None:  # (the focus lands within a frame; never leave the dashboard's keys off)
+            if self._opening is bar:
+                self._opening = None
+
+        self.set_timer(0.5, settled)
+
     def on_key(self, event: events.Key) -> None:
         bar = self._opening
         if bar is None:
