@@ -77,6 +77,6 @@ async def test_graph_title_says_sent(tmp_path) -> None:
     app = ContinuityApp(Engine([demo_source()]), live=False, clock=lambda: FROZEN)
     async with app.run_test(size=(120, 36)) as pilot:
         graph = app.main.query_one(PayloadGraph)
-        assert str(graph.border_title).startswith("Payload bytes sent per turn")  # before any data too
+        assert str(graph.border_title).startswith("Payload bytes sent per call")  # before any data too
         await wait_loaded(pilot, app)
-        assert str(graph.border_title).startswith("Payload bytes sent per turn")
+        assert str(graph.border_title).startswith("Payload bytes sent per call")

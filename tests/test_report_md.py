@@ -39,8 +39,10 @@ def test_markdown_has_the_bug_report_sections(tmp_path: Path) -> None:
     for heading in (
         "# Continuity report",
         "## Summary",
-        "## Decisions by kind",
-        "## Reasons by kind",
+        "## Calls by kind",
+        "## Log decisions by kind",  # 13 log lines beside 6 calls: some are no call's (no transcript of them)
+        "## Call reasons by kind",
+        "## Log reasons by kind",
         "## Longest streaks",
         "## Peak",
         "## Sessions",

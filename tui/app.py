@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -57,7 +58,7 @@ from tui.config import Config, save_theme
 from tui.filters import RowFilter, parse
 from tui.messages import ExportDone, SnapshotReady
 from tui.panes import PANES, Pane, in_slot, zoomable
-from tui.scope import SessionRates
+from tui.scope import CallRates
 from tui.screens.copy import CopyScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
@@ -210,7 +211,10 @@ class ContinuityApp(App[None]):
         self._problems_screen: ProblemsScreen | None = None
         self._filter_timer: Any = None
         self._switch_interval: float | None = None
-        self._session_rates: SessionRates | None = None
+        self._session_rates: CallRates | None = None
+        self._call_rates = CallRates()  # every session's calls: what the pane counts whenever there are transcripts
+        self._inexact_for: object = None
+        self._inexact: dict[str, str] = {}
         self._painted_problems = -2
 
     # ------------------------------------------------------------------ layout
@@ -393,12 +397,19 @@ class ContinuityApp(App[None]):
         self._update_status()
 
     def _show_rates(self) -> None:
-        """The log's figures, or the chosen session's calls (the log lines mostly carry no session id)."""
+        """The calls of every session, or of the chosen one (the log lines mostly carry no session id); the log's
+        own figures where only logs were read. Counting calls, the log's share is named beside them."""
         snapshot = self.snapshot
-        rates = snapshot.rates
+        log = snapshot.rates
         if self._session_rates is not None:
             rates = self._session_rates.update(snapshot.rows, snapshot.rows_generation, snapshot.wall_ms,
                                                logs_only=snapshot.logs_only)  # fmt: skip
+        elif snapshot.logs_only or not snapshot.sessions:
+            rates = log
+        else:
+            rates = self._call_rates.update(snapshot.rows, snapshot.rows_generation, snapshot.wall_ms)
+            if log.events:
+                rates = replace(rates, log_events=log.events, log_share=log.resend_share)
         self.main.query_one(RatesPane).show(rates)
 
     def _selected_sessions(self) -> Iterable[Any]:
@@ -436,12 +447,17 @@ class ContinuityApp(App[None]):
             start = max(0, min(table.cursor - capacity * 3 // 4, total - capacity))
         window = [table.row_at(i) for i in range(start, min(total, start + capacity))]
         turns = [row for row in window if isinstance(row, Turn)]
+        inexact_of = self._inexact_agents()
+        inexact = tuple(sorted({agent for t in turns if (agent := inexact_of.get(t.session)) is not None}))
         metric = self.metric
         if metric == "auto":
-            # bytes when most turns have them (reconstructed prompts); senpi's diagnostics alone only size
-            # flatten/bootstrap calls, and a graph of spikes over gaps hides the deltas, so tokens then
+            # bytes when most turns have them (reconstructed prompts) and they are exact; senpi's diagnostics alone
+            # only size flatten/bootstrap calls, and a graph of spikes over gaps hides the deltas, so tokens then;
+            # and tokens for an agent whose transcripts hold no system prompt or tools (37 bytes shown for a Claude
+            # Code call of 25,353 prompt tokens)
             sized = sum(1 for t in turns if payload_bytes(t) is not None)
-            metric = "bytes" if not turns or sized * 2 >= len(turns) else "tokens"  # (no flip from an empty start)
+            exact = not inexact and (not turns or sized * 2 >= len(turns))  # (no flip from an empty start)
+            metric = "bytes" if exact else "tokens"
         values: list[int | None] = []
         for row in window:
             if not isinstance(row, Turn):
@@ -449,7 +465,17 @@ class ContinuityApp(App[None]):
             else:
                 values.append(payload_bytes(row) if metric == "bytes" else prompt_tokens(row))
         selected = table.cursor - start if total else None
-        graph.show(GraphData(tuple(values), tuple(row_kind(r) if r else None for r in window), selected, metric))
+        kinds = tuple(row_kind(r) if r else None for r in window)
+        graph.show(GraphData(tuple(values), kinds, selected, metric, inexact))
+
+    def _inexact_agents(self) -> dict[str, str]:
+        """session id -> agent name, for the sessions of agents whose transcripts give no byte-exact payload (per
+        snapshot's session list: the graph asks on every cursor move)."""
+        sessions = self.snapshot.sessions
+        if self._inexact_for is not sessions:
+            self._inexact_for = sessions
+            self._inexact = {s.session_id: s.agent for s in sessions if not s.payload_exact}
+        return self._inexact
 
     # ------------------------------------------------------------------ table events
     @on(RowList.Highlighted, "#turns")
@@ -475,7 +501,7 @@ class ContinuityApp(App[None]):
 
     def _set_session(self, key: str | None, session_id: str | None) -> None:
         self.row_filter = self.row_filter.with_session(key, session_id)
-        self._session_rates = SessionRates(session_id) if session_id is not None else None
+        self._session_rates = CallRates(session_id) if session_id is not None else None
         self.main.query_one(SessionList).set_active(key)
         self._apply_filter()
         self._update_directives()

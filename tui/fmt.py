@@ -14,7 +14,8 @@ from textual.content import Content
 
 from core.sanitize import display
 
-#: Style of each continuity kind. Re-sends (fork, flatten) are the warm colours a user reads first.
+#: Style of each kind of call. Re-sends (fork, flatten, re-send) are the warm colours a user reads first; a
+#: compaction (rebuilt on purpose) is a lighter shade of bootstrap's; an aborted call, which did nothing, recedes.
 KIND_STYLES: dict[str, str] = {
     "bootstrap": "$primary",
     "delta": "$success",
@@ -22,6 +23,9 @@ KIND_STYLES: dict[str, str] = {
     "flatten": "$error",
     "disabled": "$text-muted",
     "failed": "$error italic",
+    "re-send": "$error-lighten-2",
+    "compaction": "$primary-lighten-2",
+    "aborted": "$text-disabled",
 }
 OTHER_KIND_STYLE = "$secondary"
 MUTED = "$text-muted"

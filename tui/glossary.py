@@ -15,6 +15,13 @@ KINDS_HELP: tuple[tuple[str, str], ...] = (
     ("bootstrap", "the first call of a session: everything is new"),
     ("disabled", "continuity off for this call (resume mode off, or a non-resident call)"),
     ("failed", "the call failed before a decision (query_failed, abort_timeout, …): nothing was reused"),
+    (
+        "re-send",
+        "a stateless agent's call (pi, Claude Code, mux, Codex) that read back less of the prompt cache "
+        "than the previous call left in it: history processed again",
+    ),
+    ("compaction", "the first call after the history was replaced by a summary: rebuilt on purpose, not a re-send"),
+    ("aborted", "a request with no usage at all (aborted or failed): left out of the re-send share"),
 )
 
 REASONS_HELP: tuple[tuple[str, str], ...] = (
@@ -37,6 +44,12 @@ REASONS_HELP: tuple[tuple[str, str], ...] = (
      "a failure closed the entry (kind failed, or the cause of the next re-send)"),
     ("resume_initialization_failed · resume_initialization_aborted · resume_mode_off · session_shutdown · other",
      "resume could not start, was off, or the session ended"),
+    ("cache_hit · uncached · below_cache_minimum",
+     "delta by the cache: it read back all the previous call cached (its read + write; Codex: its prompt in "
+     "128-token blocks), or nothing had been cached"),
+    ("cache_expired · cache_miss · prefix_rewritten",
+     "re-send by the cache: the gap reached the cache lifetime (5 min / 1 h), nothing was read back within it, "
+     "or less than expected (the prefix changed)"),
 )  # fmt: skip
 
 TERMS_HELP: tuple[tuple[str, str], ...] = (

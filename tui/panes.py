@@ -58,7 +58,8 @@ PANES: tuple[Pane, ...] = (
         "graph",
         PayloadGraph,
         "Payload",
-        "one bar per turn around the cursor: payload bytes sent, after the agent's own dedupe (b: prompt tokens)",
+        "one bar per call around the cursor: payload bytes sent, after the agent's own dedupe, where the transcript "
+        "rebuilds them exactly (senpi), else prompt tokens (b: switch)",
         True,
         "graph",
     ),

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from core.agents import adapter_named, agent_of
+from core.kernel.calls import resend_share
 from core.kernel.directives import DirectiveLedger
 from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
-from core.model import RESEND_KINDS, ContinuityLine, Problem, Turn
+from core.model import ContinuityLine, Problem, Turn
 
 if TYPE_CHECKING:
     from core.engine import PollResult
@@ -209,6 +211,9 @@ class SessionSummary:
     key: str
     session_id: str
     cwd: str | None
+    agent: str = ""
+    #: its agent's transcripts give byte-exact payloads (`Agent.payload_exact`); else the graph shows tokens
+    payload_exact: bool = True
     turns: int = 0
     by_kind: Counter[str] = field(default_factory=Counter)
     rewritten: int = 0
@@ -218,16 +223,18 @@ class SessionSummary:
     first_ms: int | None = None
     last_ms: int | None = None
     tags: dict[str, TagTotals] = field(default_factory=dict)
+    #: a session only senpi's log lines name (`sessionId`, newer builds): no transcript of it was read; `by_kind`
+    #: counts those lines, `log_lines` how many
+    log_only: bool = False
+    log_lines: int = 0
     dedupe_saved: int | None = None
     largest_flatten: tuple[int, int] | None = None  # (raw payload bytes, turn index) of its biggest flatten
 
     @property
     def resend_share(self) -> float | None:
-        """Share of this session's calls that re-sent history (fork + flatten) among calls with a kind."""
-        decided = sum(self.by_kind.values())
-        if not decided:
-            return None
-        return sum(self.by_kind[k] for k in RESEND_KINDS) / decided
+        """Share of this session's calls that re-sent history (fork, flatten, re-send) among the calls that
+        reported usage (pi ffae836b showed 0 % beside 10 re-sends: only fork and flatten counted)."""
+        return resend_share(self.by_kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,9 +278,15 @@ class Rates:
     window_end_ms: int
     closes: dict[str, int]
     unit: str = "log lines"
-    """What `events` counts: the log's decision lines, or a session's calls (`tui.scope`)."""
+    """What `events` counts: the log's decision lines, or calls (`tui.scope`)."""
     scope: str | None = None
-    """The session these rates are limited to; None: every line read."""
+    """The session these rates are limited to; None: every call (or line) read."""
+    judged: int | None = None
+    """What the re-send share is taken of: the calls that reported usage (aborted ones left out), or the lines."""
+    log_events: int = 0
+    """Counting calls, the log's decision lines read beside them (senpi writes both), and their re-send share:
+    the pane names both units when both were read."""
+    log_share: float | None = None
 
 
 @dataclass(frozen=True)
@@ -322,7 +335,8 @@ class RowIndex:
         self._rows: list[tuple[int, int, Row]] = []
         self._plain: list[Row] = []  # the same rows without their sort keys (copied per snapshot, cheaply)
         self._published: list[Row] | None = None
-        self._seen: dict[str, tuple[int, int]] = {}  # session key -> (id(session), turns taken)
+        #: session key -> (id(session), turns taken, the last turn taken: still there when only appends happened)
+        self._seen: dict[str, tuple[int, int, Turn | None]] = {}
         self._log_seen = 0
         self._logs_only = False
         self._seq = 0
@@ -363,15 +377,21 @@ class RowIndex:
                 entry = seen.get(key)
                 taken = 0
                 if entry is not None:
-                    ident, taken = entry
+                    ident, taken, last = entry
                     if ident != id(session) or len(turns) < taken:
                         self._rebuild(state, logs_only)
                         return True
                     if len(turns) == taken:
                         continue
+                    if taken and turns[taken - 1] is not last:
+                        # a call was inserted among those taken (Claude Code files a sub-agent's calls in time
+                        # order): the tail past `taken` is not what is new; rows were doubled and lost (spotter:
+                        # 19 bootstraps on screen for 14)
+                        self._rebuild(state, logs_only)
+                        return True
                 for turn in turns[taken:]:
                     new.append(self._keyed(turn))
-                seen[key] = (id(session), len(turns))
+                seen[key] = (id(session), len(turns), turns[-1] if turns else None)
             if len(seen) != len(state.sessions):  # every session is in `seen` now: the extra ones are gone
                 self._rebuild(state, logs_only)
                 return True
@@ -423,12 +443,21 @@ recording can arrive later), so they are recounted each time; older ones are acc
 def summarize(session: SessionState, prefix: _Prefix | None = None) -> tuple[SessionSummary, _Prefix]:
     """Count one session's turns: the stable prefix incrementally (kept in `prefix`), the tail afresh."""
     turns = session.turns
-    if prefix is None or prefix.ident != id(turns) or prefix.upto > len(turns):
-        prefix = _Prefix(id(turns), 0, SessionSummary(session.key, session.session_id, session.cwd))
+    # moved: a call was filed among the counted ones (Claude Code files a sub-agent's calls in time order)
+    moved = (
+        prefix is not None
+        and prefix.upto > 0
+        and (prefix.upto > len(turns) or turns[prefix.upto - 1] is not prefix.last)
+    )
+    if prefix is None or prefix.ident != id(turns) or moved:
+        agent = session.agent
+        prefix = _Prefix(id(turns), 0, SessionSummary(session.key, session.session_id, session.cwd, agent.name,
+                                                      agent.payload_exact))  # fmt: skip
     stable = max(prefix.upto, len(turns) - TAIL)
     for turn in turns[prefix.upto : stable]:
         _count(prefix.summary, turn)
     prefix.upto = stable
+    prefix.last = turns[stable - 1] if stable else None
     out = _copy(prefix.summary)
     out.session_id, out.cwd = session.session_id, session.cwd
     for turn in turns[stable:]:
@@ -442,6 +471,7 @@ class _Prefix:
     ident: int  # id() of the session's turn list: a reset session gets a new list
     upto: int
     summary: SessionSummary
+    last: Turn | None = None  # the last turn counted: still at `upto - 1` when only appends happened
 
 
 def _copy(summary: SessionSummary) -> SessionSummary:
@@ -524,6 +554,39 @@ MAX_PENDING_SHOWN = 200
 """Held-back lines listed on the problems screen (the status line counts them all)."""
 
 
+class LogSessions:
+    """The sessions only senpi's log names (newer builds write `sessionId` on each line): listed with the kinds of
+    their lines even when no transcript of them is on disk. Incremental: each snapshot reads the lines appended
+    since the last; a summary is a new object when its session got a line (the sessions pane counts by identity)."""
+
+    def __init__(self) -> None:
+        self._read = 0
+        self._lines: list[ContinuityLine] | None = None
+        self._by: dict[str, SessionSummary] = {}
+
+    def update(self, lines: list[ContinuityLine], known: set[str],
+               agent_of: Callable[[str], str]) -> tuple[SessionSummary, ...]:  # fmt: skip
+        if lines is not self._lines or len(lines) < self._read:  # a log replaced or truncated: read it again
+            self._lines, self._read, self._by = lines, 0, {}
+        for line in lines[self._read :]:
+            sid = line.session_id
+            if sid is None:
+                continue
+            found = self._by.get(sid)
+            if found is None:
+                summary = SessionSummary(f"log:{sid}", sid, None, agent_of(line.where.path), log_only=True)
+            else:
+                summary = replace(found, by_kind=Counter(found.by_kind))
+            summary.by_kind[line.kind] += 1
+            summary.log_lines += 1
+            if line.ts_ms is not None:
+                summary.first_ms = line.ts_ms if summary.first_ms is None else min(summary.first_ms, line.ts_ms)
+                summary.last_ms = line.ts_ms if summary.last_ms is None else max(summary.last_ms, line.ts_ms)
+            self._by[sid] = summary
+        self._read = len(lines)
+        return tuple(summary for sid, summary in self._by.items() if sid not in known)
+
+
 class SnapshotBuilder:
     """Turns engine state into `Snapshot`s (worker thread only; call `build` with the engine lock held)."""
 
@@ -545,6 +608,7 @@ class SnapshotBuilder:
         self._located: tuple[tuple[str, int] | None, ...] = ()
         self._located_version = -1
         self._located_at = float("-inf")
+        self._log_sessions = LogSessions()
 
     def build(self) -> Snapshot:
         engine = self.engine
@@ -601,6 +665,7 @@ class SnapshotBuilder:
             peak=replace(stats.peak) if stats.peak is not None else None,
             window_end_ms=window_end,
             closes=dict(stats.closes),
+            judged=stats.events,
         )
 
     def _build(self, state: State, now: float, wall_ms: int) -> Snapshot:
@@ -622,6 +687,8 @@ class SnapshotBuilder:
             waiting=files == 0,
             pending=held,
         )
+        sessions += self._log_sessions.update(state.log.continuity, {s.session_id for s in sessions},
+                                              self._agent_of_path)  # fmt: skip
         return Snapshot(
             version=state.version,
             wall_ms=wall_ms,
@@ -738,6 +805,12 @@ class SnapshotBuilder:
             self._located_mark, self._located = mark, locate_problems(state, problems)
             self._located_version, self._located_at = state.version, now
         return self._located
+
+    def _agent_of_path(self, path: str) -> str:
+        """The agent whose format a file was read as (a log line's, for a session only the log names)."""
+        stat = self.engine.stats.get(path)
+        adapter = adapter_named(stat.format) if stat is not None and stat.format else None
+        return agent_of(adapter).name if adapter is not None else ""
 
     def _held(self) -> tuple[int, tuple[Problem, ...]]:
         """How many lines the tail holds back that a report would count as problems, and the first of them."""

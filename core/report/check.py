@@ -14,6 +14,7 @@
   "the 875 KB prompt was 73 % duplicates"); the largest payload is where duplicates hurt.
 * payload-bytes: the largest payload one call sent, after the agent's own dedupe (reconstructed, else the size
   the agent logged); its line also gives that call's size before dedupe, the one directive-share is taken of.
+  Only where the bytes are exact (senpi): other agents' transcripts hold no system prompt or tools.
 
 A threshold whose value cannot be measured from the data fails: a gate that cannot see must not pass
 silently. With no threshold given, every measure is printed as information and the check passes.
@@ -29,7 +30,14 @@ from typing import Any
 from core.kernel.calls import resends
 from core.model import ABORTED, CALL_RESEND_KINDS, RESEND_KINDS
 from core.report.common import directive_share as common_directive_share
-from core.report.common import largest_payloads, turn_kind, turn_payload
+from core.report.common import (
+    inexact_agents,
+    largest_payloads,
+    largest_prompt,
+    payload_exact,
+    turn_kind,
+    turn_payload,
+)
 from core.sanitize import display
 
 
@@ -217,22 +225,33 @@ def directive_share(report: dict[str, Any]) -> Measure:
 
 
 def payload_bytes(report: dict[str, Any]) -> Measure:
+    """The largest payload sent, in bytes, over the calls whose bytes are exact (senpi's, rebuilt byte for byte):
+    other agents' transcripts hold no system prompt or tools, so their bytes are not the payload and are left out
+    (named in the basis); with no exact call at all the gate cannot see, and says so."""
     missing = _no_session(report)
     if missing:
         return Measure(None, missing)
+    exact = payload_exact(report)
     best: dict[str, Any] | None = None
     best_size = -1
     for turn in report.get("turns") or []:
         size = turn_payload(turn)
-        if size is not None and size > best_size:
+        if size is not None and size > best_size and exact(turn):
             best, best_size = turn, size
+    inexact = inexact_agents(report)
     if best is None:
+        if inexact:
+            prompt = largest_prompt(report)
+            largest = f"; its largest prompt: {prompt.tokens} tokens" if prompt is not None else ""
+            return Measure(None, f"{', '.join(inexact)} transcripts give no byte-exact payload (no system prompt "
+                                 f"or tools){largest}")  # fmt: skip
         return Measure(None, "no payload size known")
     kind = turn_kind(best) or "?"
     raw = best.get("payload_bytes_raw")
     before = f"; {raw} before dedupe" if isinstance(raw, int) and raw != best_size else ""
+    left_out = f"; {', '.join(inexact)} calls not measured: no byte-exact payload" if inexact else ""
     return Measure(best_size, f"largest payload sent, after dedupe: session {best.get('session')} turn "
-                              f"{best.get('index')}, {kind}{before}")  # fmt: skip
+                              f"{best.get('index')}, {kind}{before}{left_out}")  # fmt: skip
 
 
 __all__ = ["Measure", "Result", "Thresholds", "evaluate"]

@@ -5,12 +5,13 @@ They read only the report dict (never state), so a report loaded back from JSON 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from core.model import KINDS
+from core.model import ABORTED, CALL_KINDS, CALL_RESEND_KINDS, KINDS
 from core.sanitize import display
 
 VALUE_LIMIT = 160
@@ -25,7 +26,10 @@ def kinds_of(*mappings: dict[str, Any]) -> list[str]:
 
 
 def turn_kind(turn: dict[str, Any]) -> str | None:
-    """The decision a turn is shown under: what the agent logged, else what the replay decided."""
+    """The kind a turn is shown under: its call's, else what the agent logged, else what the replay decided."""
+    call = turn.get("call")
+    if isinstance(call, dict) and call.get("kind") is not None:
+        return str(call["kind"])
     for side in ("logged", "recomputed"):
         decision = turn.get(side)
         if isinstance(decision, dict) and decision.get("kind") is not None:
@@ -34,6 +38,9 @@ def turn_kind(turn: dict[str, Any]) -> str | None:
 
 
 def turn_reason(turn: dict[str, Any]) -> str | None:
+    call = turn.get("call")
+    if isinstance(call, dict) and call.get("reason") is not None:
+        return str(call["reason"])
     for side in ("logged", "recomputed"):
         decision = turn.get(side)
         if isinstance(decision, dict) and decision.get("reason") is not None:
@@ -78,11 +85,14 @@ def largest_payloads(report: dict[str, Any]) -> tuple[Payload | None, Payload | 
     dedupe is simulated (`directives.largest_payload`), the sent one is what the provider received. Often the
     same call; when not, both are named."""
     turns = report.get("turns") or []
+    exact = payload_exact(report)  # bytes only where they are exact: tokens stand for the others (`largest_prompt`)
     sent: Payload | None = None
     by_key: dict[tuple[Any, Any], dict[str, Any]] = {}
     most_raw = 0
     for turn in turns:
         by_key[(turn.get("session"), turn.get("index"))] = turn
+        if not exact(turn):
+            continue
         raw_size = turn.get("payload_bytes_raw")
         if isinstance(raw_size, int) and raw_size > most_raw:
             most_raw = raw_size
@@ -95,6 +105,8 @@ def largest_payloads(report: dict[str, Any]) -> tuple[Payload | None, Payload | 
     raw_payload: Payload | None = None
     if isinstance(largest, dict) and isinstance(largest.get("payload_bytes_raw"), int):
         turn = by_key.get((largest.get("session"), largest.get("index"))) or {}
+        if turn and not exact(turn):
+            return sent, None
         noun = "payload" if largest["payload_bytes_raw"] >= most_raw else "flatten payload"
         raw_payload = Payload(largest.get("session"), largest.get("index"), turn_kind(turn), turn_payload(turn),
                               largest["payload_bytes_raw"], noun)  # fmt: skip
@@ -168,3 +180,97 @@ def profile_of(session: dict[str, Any]) -> tuple[str, str | None] | None:
         return None
     why = profile.get("why")
     return str(label), str(why) if why is not None else None
+
+
+# ---------------------------------------------------------------------- calls (the unit, every agent's)
+@dataclass(frozen=True, slots=True)
+class CallFigures:
+    """What a summary says first about the calls (`calls` section): how many, of which kinds, the re-send share
+    and its basis, the tokens."""
+
+    total: int
+    by_agent: dict[str, int]
+    by_kind: dict[str, int]  # the kinds that happened, in display order
+    resends: int
+    judged: int  # calls that reported usage: what the share is taken of
+    aborted: int
+    share: float | None
+    tokens: dict[str, int] | None
+
+
+def call_figures(report: dict[str, Any]) -> CallFigures | None:
+    """The calls of the report, or None when it has none (a logs-only report, or one saved before `calls`)."""
+    calls = report.get("calls")
+    if not isinstance(calls, dict) or not calls.get("total"):
+        return None
+    by_kind = {str(k): int(v) for k, v in (calls.get("by_kind") or {}).items() if isinstance(v, int) and v}
+    aborted = by_kind.get(ABORTED, 0)
+    agents = calls.get("by_agent") or {}
+    tokens = calls.get("tokens")
+    return CallFigures(
+        total=int(calls["total"]),
+        by_agent={str(a): int(v.get("total") or 0) for a, v in agents.items() if isinstance(v, dict)},
+        by_kind=by_kind,
+        resends=sum(n for k, n in by_kind.items() if k in CALL_RESEND_KINDS),
+        judged=int(calls["total"]) - aborted,
+        aborted=aborted,
+        share=calls.get("resend_share"),
+        tokens=tokens if isinstance(tokens, dict) else None,
+    )
+
+
+def inexact_agents(report: dict[str, Any]) -> list[str]:
+    """The agents whose calls the summaries measure in prompt tokens: their transcripts hold no system prompt
+    and no tool schemas, so payload bytes would count the messages only (`calls.by_agent[…].payload`)."""
+    agents = (report.get("calls") or {}).get("by_agent") or {}
+    return sorted(str(a) for a, v in agents.items() if isinstance(v, dict) and v.get("payload") == "tokens")
+
+
+def payload_exact(report: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
+    """Whether a turn's payload bytes are exact (its agent's transcripts rebuild the prompt byte for byte). A report
+    without the agent of a turn (saved before `calls`) counts its bytes as exact, as it did."""
+    inexact = set(inexact_agents(report))
+    return lambda turn: turn.get("agent") not in inexact
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """The call with the most prompt tokens (input + cache read + cache write) among the inexact agents' calls."""
+
+    session: str | None
+    index: int | None
+    kind: str | None
+    tokens: int
+    agents: tuple[str, ...]  # the agents measured so (named where the summary says why)
+
+
+def largest_prompt(report: dict[str, Any]) -> Prompt | None:
+    """The largest prompt in tokens of the calls whose payload bytes are not exact (None when there are none)."""
+    inexact = inexact_agents(report)
+    if not inexact:
+        return None
+    best: tuple[int, dict[str, Any]] | None = None
+    for turn in report.get("turns") or []:
+        tokens = turn.get("tokens")
+        if turn.get("agent") not in inexact or not isinstance(tokens, dict):
+            continue
+        size = sum(int(tokens.get(k) or 0) for k in ("input", "cache_read", "cache_write"))
+        if size and (best is None or size > best[0]):
+            best = (size, turn)
+    if best is None:
+        return None
+    size, turn = best
+    return Prompt(turn.get("session"), turn.get("index"), turn_kind(turn), size, tuple(inexact))
+
+
+def kind_order(kinds: Any) -> list[str]:
+    """Kinds in the calls' display order (`CALL_KINDS`), any other after them by name: one order for every run."""
+    rank = {kind: i for i, kind in enumerate(CALL_KINDS)}
+    return sorted({str(k) for k in kinds}, key=lambda k: (rank.get(k, len(rank)), k))
+
+
+def prompt_tokens(tokens: Any) -> int | None:
+    """input + cache read + cache write of a `tokens` object (a turn's or a session's); None when absent."""
+    if not isinstance(tokens, dict):
+        return None
+    return sum(int(tokens.get(k) or 0) for k in ("input", "cache_read", "cache_write"))

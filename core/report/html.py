@@ -10,20 +10,26 @@ meta tag forbids scripts and every fetch, as a second wall. Long sections are ca
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from core.model import CALL_KINDS
 from core.report.common import (
     agreement,
+    call_figures,
     copies,
     decision_text,
     diff_total,
     directive_share,
     disagreements,
+    inexact_agents,
     is_rewritten,
+    kind_order,
     kinds_of,
     largest_payloads,
+    largest_prompt,
     profile_of,
+    prompt_tokens,
     same_call,
     turn_kind,
     turn_payload,
@@ -54,8 +60,11 @@ KIND_COLOURS = {
     "flatten": "#e15759",
     "disabled": "#9c9c9c",
     "failed": "#b07aa1",
+    "re-send": "#ff9da7",
+    "compaction": "#76b7b2",
+    "aborted": "#9c755f",
 }
-OTHER_COLOUR = "#76b7b2"
+OTHER_COLOUR = "#bab0ac"
 
 CSS = """
 :root{color-scheme:light dark;--fg:#1d2125;--muted:#5f6b76;--bg:#fff;--card:#f4f6f8;--line:#d8dee4;--bad:#c62828}
@@ -195,19 +204,49 @@ def _cards(report: dict[str, Any]) -> str:
     cf = report.get("counterfactual")
     peak = cont.get("peak_count")
     rewritten = sum(1 for t in turns if is_rewritten(t))
-    cards = [
-        (n(cont.get("events")), "continuity decisions (log)"),
-        (pct(cont.get("resend_share")), "re-send share (fork + flatten)"),
+    calls = call_figures(report)
+    cards: list[tuple[str, str]] = []
+    if calls is not None:  # the calls first, every agent's
+        share = pct(calls.resends / calls.judged if calls.judged else None)
+        cards += [
+            (n(calls.total), "calls"),
+            (share, f"re-send share of calls ({n(calls.resends)} of {n(calls.judged)})"),
+        ]
+        if calls.tokens:
+            cards.append((n(prompt_tokens(calls.tokens)), "prompt tokens (input + cache read + cache write)"))
+    if cont.get("events") or calls is None:
+        cards += [
+            (n(cont.get("events")), "continuity decisions (log)"),
+            (pct(cont.get("resend_share")), "re-send share of log lines (fork + flatten)"),
+        ]
+    cards += [
         (f"{n(len(report.get('sessions') or []))} / {n(len(turns))}", "sessions / turns"),
         (n(rewritten) if any(t.get("commit") for t in turns) else "–", "rewritten turns"),
         (f"{n(cf.get('resends_avoidable'))} / {n(cf.get('resends_logged'))}" if cf else "–", "avoidable re-sends"),
-        _largest_card(report),
-        (f"{n(peak.get('value'))} <small>{e(peak.get('kind'))}</small>" if peak else "–", "peak count"),
+        *_largest_cards(report),
+        *(
+            [(f"{n(peak.get('value'))} <small>{e(peak.get('kind'))}</small>" if peak else "–", "peak count")]
+            if cont.get("events") or calls is None  # the log lines' largest count
+            else []
+        ),
         (_agreement_card(report), "replay agrees with the log"),
         (n(report.get("problems_total")), "problems"),
     ]
     inner = "".join(f'<div class="card"><b>{value}</b><span>{label}</span></div>' for value, label in cards)
     return f'<section><div class="cards">{inner}</div></section>\n'
+
+
+def _largest_cards(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """The largest payload in bytes where they are exact, the largest prompt in tokens where they are not."""
+    prompt = largest_prompt(report)
+    tokens = []
+    if prompt is not None:
+        note = f"{e(', '.join(prompt.agents))}: tokens, not bytes (no system prompt or tools in the transcript)"
+        tokens = [(f"{n(prompt.tokens)} <small>turn {n(prompt.index)}</small>", f"largest prompt (tokens); {note}")]
+    sent, raw = largest_payloads(report)
+    if sent is None and raw is None and tokens:
+        return tokens
+    return [_largest_card(report), *tokens]
 
 
 def _largest_card(report: dict[str, Any]) -> tuple[str, str]:
@@ -236,7 +275,10 @@ def _agreement_card(report: dict[str, Any]) -> str:
 
 
 def _legend(kinds: Iterable[str]) -> str:
-    items = "".join(f'<span><span class="k" style="background:{colour(k)}"></span>{e(k)}</span>' for k in kinds)
+    """Every kind shown, in the calls' display order (one order for every run: the kinds a set gave, in the order
+    a hash set gave them, made the page differ between runs)."""
+    items = "".join(f'<span><span class="k" style="background:{colour(k)}"></span>{e(k)}</span>'
+                    for k in kind_order(kinds))  # fmt: skip
     return f'<p class="legend">{items}</p>'
 
 
@@ -245,10 +287,11 @@ def _timeline(report: dict[str, Any]) -> str:
     dashed lines mark pauses of more than GAP_MS, labelled with the time the next burst began."""
     series = (report.get("continuity") or {}).get("timeline")
     source = "continuity lines of the logs"
-    if not series:
+    if call_figures(report) is not None or not series:  # the calls, every agent's, whenever there are some
         turns = sorted(report.get("turns") or [], key=lambda t: (t.get("ts") is None, t.get("ts") or ""))
-        series = timeline((parse_iso_ms(t.get("ts")), kind) for t in turns if (kind := turn_kind(t)) is not None)
-        source = "turns of the transcripts"
+        series = timeline(((parse_iso_ms(t.get("ts")), kind) for t in turns if (kind := turn_kind(t)) is not None),
+                          order=CALL_KINDS)  # fmt: skip
+        source = "calls of the transcripts"
     head = "<section><h2>Decisions over time</h2>"
     counts: list[list[int]] = (series or {}).get("counts") or []
     if not counts:
@@ -308,8 +351,14 @@ def _short_time(ms: int) -> str:
 
 
 def _payload_graph(report: dict[str, Any]) -> str:
-    """One bar per call (grouped beyond MAX_BARS): bytes sent, coloured by kind; rewritten turns marked."""
-    turns = [t for t in report.get("turns") or [] if turn_payload(t) is not None]
+    """One bar per call (grouped beyond MAX_BARS): bytes sent, coloured by kind; rewritten turns marked. Prompt
+    tokens instead when an agent's transcripts cannot give byte-exact payloads (Claude Code, pi, mux, Codex hold
+    no system prompt or tools: 37 bytes stood for a first call of 25,353 prompt tokens), and the note says so."""
+    inexact = inexact_agents(report)
+    size_of: Callable[[dict[str, Any]], int | None] = (lambda t: prompt_tokens(t.get("tokens")) or None) if inexact \
+        else turn_payload  # fmt: skip
+    unit = "prompt tokens" if inexact else "bytes sent"
+    turns = [t for t in report.get("turns") or [] if size_of(t) is not None]
     head = "<section><h2>Payload per turn</h2>"
     if not turns:
         return (
@@ -319,21 +368,21 @@ def _payload_graph(report: dict[str, Any]) -> str:
     bars: list[dict[str, Any]] = []
     for i in range(0, len(turns), group):
         chunk = turns[i : i + group]
-        top = max(chunk, key=lambda t: turn_payload(t) or 0)
+        top = max(chunk, key=lambda t: size_of(t) or 0)
         bars.append({"turn": top, "rewritten": any(is_rewritten(t) for t in chunk)})
-    tallest = max(turn_payload(b["turn"]) or 0 for b in bars) or 1
+    tallest = max(size_of(b["turn"]) or 0 for b in bars) or 1
     plot_w, plot_h = CHART_W - 2 * PAD, CHART_H - 2 * PAD
     slot = plot_w / len(bars)
     width = max(slot * 0.8, 1.0)
     shapes: list[str] = []
     for i, bar in enumerate(bars):
         turn = bar["turn"]
-        size = turn_payload(turn) or 0
+        size = size_of(turn) or 0
         h = max(plot_h * size / tallest, 1.0)
         x, y = PAD + i * slot, PAD + plot_h - h
         kind = turn_kind(turn)
         label = f"{e(turn.get('session'), 60)} turn {n(turn.get('index'))} · {e(turn.get('ts'))}"
-        label += f" · {e(kind)} · {n(size)} bytes"
+        label += f" · {e(kind)} · {n(size)} {unit}"
         if bar["rewritten"]:
             label += " · rewritten"
             shapes.append(
@@ -343,14 +392,15 @@ def _payload_graph(report: dict[str, Any]) -> str:
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" fill="{colour(kind)}">'
             f"<title>{label}</title></rect>"
         )
-    axis = _axis("first turn", "last turn", f"{n(tallest)} bytes sent")
-    svg = _svg("Payload bytes per turn, coloured by kind", "".join(shapes) + axis)
-    kinds = sorted(
-        {turn_kind(b["turn"]) or "?" for b in bars},
-        key=lambda k: list(KIND_COLOURS).index(k) if k in KIND_COLOURS else 99,
-    )
-    note = '<p class="note">Reconstructed bytes sent per call, after the agent\'s own dedupe (the size the agent '
-    note += "logged where not reconstructed)"
+    axis = _axis("first turn", "last turn", f"{n(tallest)} {unit}")
+    svg = _svg(f"Payload per turn ({unit}), coloured by kind", "".join(shapes) + axis)
+    kinds = [turn_kind(b["turn"]) or "?" for b in bars]
+    if inexact:
+        note = f'<p class="note">Prompt tokens per call (input + cache read + cache write): {e(", ".join(inexact))} '
+        note += "transcripts hold no system prompt or tools, so their payload bytes would count the messages only"
+    else:
+        note = '<p class="note">Reconstructed bytes sent per call, after the agent\'s own dedupe (the size the '
+        note += "agent logged where not reconstructed)"
     note += "; a dot marks a rewritten turn"
     note += f"; {group} turns per bar, tallest shown.</p>" if group > 1 else ".</p>"
     return f"{head}{_legend(kinds)}{svg}{note}</section>\n"
@@ -372,19 +422,32 @@ def _axis(left: str, right: str, top: str) -> str:
 
 
 def _kinds(report: dict[str, Any]) -> str:
+    """The calls by kind and reason (every agent's), then the log lines' where senpi's logs were read: two
+    units, never added together."""
     cont = report.get("continuity") or {}
-    by_kind: dict[str, int] = cont.get("by_kind") or {}
-    events = cont.get("events") or 0
-    rows = [[swatch(k), n(v), pct(v / events if events else None)] for k, v in by_kind.items()]
-    out = "<section><h2>Decisions by kind</h2>" + table(["kind", "lines", "share"], rows, numeric=(1, 2))
-    by_reason: dict[str, dict[str, int]] = cont.get("by_reason") or {}
-    if by_reason:
-        kinds = kinds_of(*by_reason.values())
-        reason_rows = [
-            [f"<code>{e(r)}</code>", *(n(c.get(k, 0)) for k in kinds), n(sum(c.values()))] for r, c in by_reason.items()
-        ]
-        headers = ["reason", *(e(k) for k in kinds), "total"]
-        out += "<h3>Reasons by kind</h3>" + table(headers, reason_rows, numeric=range(1, len(kinds) + 2))
+    calls = report.get("calls") or {}
+    out = "<section><h2>Decisions by kind</h2>"
+    units: list[tuple[str, dict[str, int], int, dict[str, dict[str, int]]]] = []
+    if calls.get("total"):
+        by_kind = calls.get("by_kind") or {}
+        units.append(
+            ("calls", {k: by_kind[k] for k in kind_order(by_kind)}, calls["total"], calls.get("by_reason") or {})
+        )
+    if cont.get("events") or not units:
+        units.append(("log lines", cont.get("by_kind") or {}, cont.get("events") or 0, cont.get("by_reason") or {}))
+    for unit, by_kind, total, by_reason in units:
+        if len(units) > 1:
+            out += f"<h3>{'Calls' if unit == 'calls' else 'Log lines'}</h3>"
+        rows = [[swatch(k), n(v), pct(v / total if total else None)] for k, v in by_kind.items()]
+        out += table(["kind", unit, "share"], rows, numeric=(1, 2))
+        if by_reason:
+            kinds = kind_order(k for c in by_reason.values() for k in c)
+            reason_rows = [
+                [f"<code>{e(r)}</code>", *(n(c.get(k, 0)) for k in kinds), n(sum(c.values()))]
+                for r, c in by_reason.items()
+            ]
+            headers = ["reason", *(e(k) for k in kinds), "total"]
+            out += f"<h3>Reasons by kind ({unit})</h3>" + table(headers, reason_rows, numeric=range(1, len(kinds) + 2))
     peak = cont.get("peak_count")
     if peak:
         out += (
@@ -400,10 +463,25 @@ def _kinds(report: dict[str, Any]) -> str:
 
 
 def _streaks(report: dict[str, Any]) -> str:
-    streaks = (report.get("continuity") or {}).get("streaks") or []
+    """Runs of one kind and reason: over the calls of one session, and over the log lines where they were read."""
+    calls = report.get("calls") or {}
+    cont = report.get("continuity") or {}
+    units: list[tuple[str, list[dict[str, Any]]]] = []
+    if calls.get("total"):
+        units.append(("calls", calls.get("streaks") or []))
+    if cont.get("events") or not units:
+        units.append(("log lines", cont.get("streaks") or []))
     out = "<section><h2>Longest streaks</h2>"
+    for unit, streaks in units:
+        if len(units) > 1:
+            out += f"<h3>{'Calls' if unit == 'calls' else 'Log lines'}</h3>"
+        out += _streak_table(streaks, unit)
+    return out + "</section>\n"
+
+
+def _streak_table(streaks: list[dict[str, Any]], unit: str) -> str:
     if not streaks:
-        return out + '<p class="note">No run of two or more identical re-send decisions.</p></section>\n'
+        return f'<p class="note">No run of two or more identical non-delta {e(unit)}.</p>'
     rows = [
         [
             swatch(s.get("kind")),
@@ -415,7 +493,7 @@ def _streaks(report: dict[str, Any]) -> str:
         for s in streaks[:MAX_STREAKS]
     ]
     headers = ["kind", "reason", "length", "start → end", "count first → last"]
-    return out + table(headers, rows, numeric=(2,)) + more(len(rows), len(streaks), "streaks") + "</section>\n"
+    return table(headers, rows, numeric=(2,)) + more(len(rows), len(streaks), "streaks")
 
 
 def _directives(report: dict[str, Any]) -> str:

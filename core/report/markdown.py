@@ -20,19 +20,25 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from core.model import KINDS
+from core.model import CALL_KINDS
 from core.report.common import (
+    CallFigures,
     Payload,
     agreement,
+    call_figures,
     copies,
     decision_text,
     diff_total,
     directive_share,
     disagreements,
+    inexact_agents,
     is_rewritten,
+    kind_order,
     kinds_of,
     largest_payloads,
+    largest_prompt,
     profile_of,
+    prompt_tokens,
     same_call,
     turn_kind,
     turn_payload,
@@ -106,8 +112,8 @@ def when(value: object) -> str:
 
 
 def kind_header(kind: str) -> str:
-    """A column named after a kind: the five as words, any other kind (data) as a code span."""
-    return kind if kind in KINDS else code(kind)
+    """A column named after a kind: the call kinds as words, any other kind (data) as a code span."""
+    return kind if kind in CALL_KINDS else code(kind)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -355,36 +361,75 @@ def _header(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
 
 
 def _summary(report: dict[str, Any], facts: Facts, _caps: Caps) -> list[str]:
+    """The calls first (every agent's: what its user expects to read), then senpi's log lines where they were
+    read; the two are never added together."""
     cont = report.get("continuity") or {}
     turns = report.get("turns") or []
     rewritten = sum(len(g.items) for g in facts.rewritten)
     cf = report.get("counterfactual")
     peak = cont.get("peak_count")
-    rows = [
-        ["continuity decisions (log lines)", num(cont.get("events"))],
-        ["re-send share (fork + flatten)", pct(cont.get("resend_share"))],
-        ["sessions / turns", f"{num(len(report.get('sessions') or []))} / {num(len(turns))}"],
+    calls = call_figures(report)
+    logs = bool(cont.get("events")) or calls is None  # the log-line rows where logs were read (or nothing else)
+    rows = _call_rows(calls) if calls is not None else []
+    if logs:
+        rows += [
+            ["continuity decisions (log lines)", num(cont.get("events"))],
+            ["re-send share of the log lines (fork + flatten)", pct(cont.get("resend_share"))],
+        ]
+    sessions = num(len(report.get("sessions") or []))
+    rows += [
+        ["sessions / calls" if calls is not None else "sessions / turns", f"{sessions} / {num(len(turns))}"],
         ["rewritten turns", num(rewritten) if facts.commits_known else "not known"],
         [
             "avoidable re-sends",
             f"{num(cf.get('resends_avoidable'))} of {num(cf.get('resends_logged'))}" if cf else "not computed",
         ],
         *_largest_rows(report),
-        [
-            "peak count",
-            f"{num(peak.get('value'))} ({code(peak.get('kind'))}) at {when(peak.get('at'))}" if peak else "–",
-        ],
+    ]
+    if logs:
+        at = f"{num(peak.get('value'))} ({code(peak.get('kind'))}) at {when(peak.get('at'))}" if peak else "–"
+        rows.append(["peak count", at])
+    rows += [
         ["replay agrees with the logged decision", _agreement_text(report)],
         ["problems", num(report.get("problems_total"))],
     ]
     return ["## Summary", "", *table(["measure", "value"], rows), ""]
 
 
+def _call_rows(calls: CallFigures) -> list[list[str]]:
+    """The figures a user of any agent reads first: calls (by agent), their kinds, the re-send share, tokens."""
+    agents = ", ".join(f"{code(agent)} {num(n)}" for agent, n in calls.by_agent.items())
+    kinds = " · ".join(f"{num(calls.by_kind[k])} {code(k)}" for k in kind_order(calls.by_kind))
+    exact = calls.resends / calls.judged if calls.judged else None  # (the headline's figure, not one rounded twice)
+    share = f"{pct(exact)} ({num(calls.resends)} of {num(calls.judged)}"
+    share += f"; {num(calls.aborted)} aborted, with no usage, not counted)" if calls.aborted else ")"
+    rows = [
+        ["calls", f"{num(calls.total)} ({agents})" if agents else num(calls.total)],
+        ["calls by kind", kinds],
+        ["re-send share of the calls (fork + flatten + re-send)", share],
+    ]
+    if calls.tokens:
+        figures = " · ".join(num(calls.tokens.get(k)) for k in ("input", "cache_read", "cache_write", "output"))
+        rows.append(["tokens: input · cache read · cache write · output", figures])
+    return rows
+
+
 def _largest_rows(report: dict[str, Any]) -> list[list[str]]:
     """The largest payload sent and the largest before dedupe, each labelled (one row when it is one call)."""
     sent, raw = largest_payloads(report)
+    prompt = largest_prompt(report)
+    tokens_row = []
+    if prompt is not None:  # the agents whose transcripts cannot give the bytes: their prompt in tokens, and why
+        kind = f", {code(prompt.kind)}" if prompt.kind else ""
+        why = f"{', '.join(prompt.agents)} transcripts hold no system prompt or tools: tokens, not bytes"
+        tokens_row = [["largest prompt (tokens)", f"{num(prompt.tokens)} tokens ({code(prompt.session)} turn "
+                                                  f"{num(prompt.index)}{kind}; {esc(why)})"]]  # fmt: skip
     if sent is None and raw is None:
-        return [["largest payload", "not reconstructed"]]
+        return tokens_row or [["largest payload", "not reconstructed"]]
+    return _bytes_rows(sent, raw) + tokens_row
+
+
+def _bytes_rows(sent: Payload | None, raw: Payload | None) -> list[list[str]]:
 
     def where(p: Payload) -> str:
         kind = f", {code(p.kind)}" if p.kind else ""
@@ -411,26 +456,62 @@ def _agreement_text(report: dict[str, Any]) -> str:
     return f"{num(agree)} of {num(judged)} turns"
 
 
-def _kinds(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
+def _log_tables(report: dict[str, Any]) -> bool:
+    """Whether the log lines get tables of their own: where no call was read, or where some line is not one of
+    the calls' own decisions (every line matched to a call would repeat the calls' tables, line for line)."""
     cont = report.get("continuity") or {}
-    by_kind: dict[str, int] = cont.get("by_kind") or {}
-    events = cont.get("events") or 0
-    rows = [[code(kind), num(n), pct(n / events if events else None)] for kind, n in by_kind.items()]
-    return ["## Decisions by kind", "", *table(["kind", "lines", "share"], rows), ""]
+    if not (report.get("calls") or {}).get("total"):
+        return True
+    return bool(cont.get("events")) and (cont.get("attributed") or 0) < cont["events"]
+
+
+def _kinds(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
+    """Calls by kind (every agent's), then the log lines by kind where senpi's logs were read: two units, two
+    tables, never added together (the section said "0 decisions" beside 937 pi calls)."""
+    out: list[str] = []
+    calls = report.get("calls") or {}
+    if calls.get("total"):
+        by_kind: dict[str, int] = calls.get("by_kind") or {}
+        total = calls["total"]
+        rows = [[code(kind), num(by_kind.get(kind, 0)), pct(by_kind.get(kind, 0) / total)]
+                for kind in kind_order(by_kind)]  # fmt: skip
+        out += ["## Calls by kind", "", *table(["kind", "calls", "share"], rows), ""]
+    cont = report.get("continuity") or {}
+    if _log_tables(report):
+        log_kinds: dict[str, int] = cont.get("by_kind") or {}
+        events = cont.get("events") or 0
+        rows = [[code(kind), num(n), pct(n / events if events else None)] for kind, n in log_kinds.items()]
+        title = "## Log decisions by kind" if out else "## Decisions by kind"
+        out += [title, "", *table(["kind", "lines", "share"], rows), ""]
+    return out
 
 
 def _reasons(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
-    by_reason: dict[str, dict[str, int]] = (report.get("continuity") or {}).get("by_reason") or {}
-    if not by_reason:
-        return ["## Reasons by kind", "", "No continuity lines.", ""]
-    kinds = kinds_of(*by_reason.values())
-    ranked = sorted(by_reason.items(), key=lambda item: -sum(item[1].values()))  # most lines first
+    out: list[str] = []
+    calls = report.get("calls") or {}
+    if calls.get("total"):
+        by_reason = calls.get("by_reason") or {}
+        out += _reason_table(
+            "## Call reasons by kind", by_reason, caps, kind_order(k for c in by_reason.values() for k in c)
+        )
+    cont = report.get("continuity") or {}
+    if _log_tables(report):
+        title = "## Log reasons by kind" if out else "## Reasons by kind"
+        by_reason: dict[str, dict[str, int]] = cont.get("by_reason") or {}
+        if not by_reason:
+            return [*out, title, "", "No continuity lines.", ""]
+        out += _reason_table(title, by_reason, caps, kinds_of(*by_reason.values()))
+    return out
+
+
+def _reason_table(title: str, by_reason: dict[str, dict[str, int]], caps: Caps, kinds: list[str]) -> list[str]:
+    ranked = sorted(by_reason.items(), key=lambda item: -sum(item[1].values()))  # most first
     rows = [
         [code(reason), *(num(counts.get(kind, 0)) for kind in kinds), num(sum(counts.values()))]
         for reason, counts in ranked[: caps.reasons]
     ]
     return [
-        "## Reasons by kind",
+        title,
         "",
         *table(["reason", *map(kind_header, kinds), "total"], rows),
         "",
@@ -439,35 +520,41 @@ def _reasons(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
 
 
 def _streaks(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
-    streaks = (report.get("continuity") or {}).get("streaks") or []
-    head = [
-        "## Longest streaks",
-        "",
-        "Runs of consecutive log lines with the same kind and reason (delta excluded).",
-        "",
-    ]
-    if not streaks:
-        return [*head, "No streak of two or more.", ""]
-    rows = [
-        [
-            code(s.get("kind")),
-            code(s.get("reason")),
-            num(s.get("length")),
-            f"{when(s.get('start'))} → {when(s.get('end'))}",
-            f"{num(s.get('count_first'))} → {num(s.get('count_last'))}",
+    calls = report.get("calls") or {}
+    cont = report.get("continuity") or {}
+    out = ["## Longest streaks", ""]
+    units = []
+    if calls.get("total"):
+        units.append(("calls of one session", calls.get("streaks") or []))
+    if _log_tables(report):
+        units.append(("log lines", cont.get("streaks") or []))
+    for unit, streaks in units:
+        out += [f"Runs of consecutive {unit} with the same kind and reason (delta excluded).", ""]
+        if not streaks:
+            out += ["No streak of two or more.", ""]
+            continue
+        rows = [
+            [
+                code(s.get("kind")),
+                code(s.get("reason")),
+                num(s.get("length")),
+                f"{when(s.get('start'))} → {when(s.get('end'))}",
+                f"{num(s.get('count_first'))} → {num(s.get('count_last'))}",
+            ]
+            for s in streaks[: caps.streaks]
         ]
-        for s in streaks[: caps.streaks]
-    ]
-    return [
-        *head,
-        *table(["kind", "reason", "length", "start → end", "count first → last"], rows),
-        "",
-        *more(len(rows), len(streaks), "streaks"),
-    ]
+        out += [
+            *table(["kind", "reason", "length", "start → end", "count first → last"], rows),
+            "",
+            *more(len(rows), len(streaks), "streaks"),
+        ]
+    return out
 
 
 def _peak_closes(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
     cont = report.get("continuity") or {}
+    if not cont.get("events") and (report.get("calls") or {}).get("total"):
+        return []  # the peak count and the closes are the log lines' (the calls' largest payload is in the summary)
     peak = cont.get("peak_count")
     out = ["## Peak", ""]
     if peak:
@@ -496,7 +583,10 @@ def _sessions(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     if not sessions:
         return ["## Sessions", "", "No transcript in the selection.", ""]
     shown = sessions[: caps.sessions]
-    kinds = kinds_of(*(s.get("by_kind") or {} for s in shown))
+    kinds = kind_order(kinds_of(*(s.get("by_kind") or {} for s in shown)))
+    inexact = set(inexact_agents(report))
+    # bytes where the transcript gives them exactly (senpi), prompt tokens for every agent that reports usage
+    with_tokens = any(isinstance(s.get("tokens"), dict) for s in shown)
     rows = [
         [
             code(s.get("id")),
@@ -504,11 +594,13 @@ def _sessions(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
             num(s.get("turns")),
             *(num((s.get("by_kind") or {}).get(kind, 0)) for kind in kinds),
             num(s.get("rewritten")),
-            num(s.get("payload_bytes_total")),
+            num(s.get("payload_bytes_total")) if s.get("agent") not in inexact else "–",
+            *([num(prompt_tokens(s.get("tokens")))] if with_tokens else []),
         ]
         for s in shown
     ]
-    headers = ["session", "cwd", "turns", *map(kind_header, kinds), "rewritten", "payload bytes"]
+    headers = ["session", "cwd", "turns", *map(kind_header, kinds), "rewritten", "payload bytes",
+               *(["prompt tokens"] if with_tokens else [])]  # fmt: skip
     order = "most re-sends first" if len(sessions) > 1 else ""
     out = ["## Sessions", "", *([f"{order.capitalize()}.", ""] if order else []), *table(headers, rows), "",
            *more(len(rows), len(sessions), "sessions")]  # fmt: skip

@@ -18,18 +18,20 @@ from core.timeutil import iso_ms
 MAX_GROUPS = 480
 
 
-def timeline(events: Iterable[tuple[int | None, str]], max_groups: int = MAX_GROUPS) -> dict[str, Any] | None:
+def timeline(
+    events: Iterable[tuple[int | None, str]], max_groups: int = MAX_GROUPS, order: tuple[str, ...] = KINDS
+) -> dict[str, Any] | None:
     """(epoch ms or None, kind) in reading order -> `{kinds, group_size, starts, ends, counts}`; None if empty.
 
     `counts[i][j]` counts decisions of `kinds[j]` in the i-th run of `group_size` consecutive decisions (the
-    last run may be shorter); `starts[i]` / `ends[i]` are the first and last known times in it. The five
-    kinds always come first, then any other kind seen.
+    last run may be shorter); `starts[i]` / `ends[i]` are the first and last known times in it. The kinds of
+    `order` always come first (senpi's five for log lines, every call kind for calls), then any other kind seen.
     """
     items = list(events)
     if not items:
         return None
     size = -(-len(items) // max_groups)
-    kinds = list(KINDS)
+    kinds = list(order)
     kinds.extend(sorted({kind for _, kind in items} - set(kinds)))
     column = {kind: i for i, kind in enumerate(kinds)}
     starts: list[str | None] = []

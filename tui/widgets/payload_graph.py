@@ -10,12 +10,14 @@ follow the turn table: they show the turns around the table's cursor, and the se
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.fmt import KIND_STYLES, MUTED, kind_style, short_bytes
+from core.sanitize import display
+from tui.fmt import MUTED, kind_style, short_bytes
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 AXIS_WIDTH = 6
@@ -29,6 +31,8 @@ class GraphData:
     kinds: tuple[str | None, ...] = ()
     selected: int | None = None
     metric: str = "bytes"  # bytes | tokens
+    #: the agents of the shown calls whose transcripts give no byte-exact payload (`Agent.payload_exact`)
+    inexact: tuple[str, ...] = ()
 
 
 class PayloadGraph(Static):
@@ -43,8 +47,8 @@ class PayloadGraph(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data = GraphData()
-        self.border_title = "Payload bytes sent per turn (log scale)"
-        self.border_subtitle = legend()
+        self.border_title = "Payload bytes sent per call (log scale)"
+        self.border_subtitle = legend(())
 
     @property
     def capacity(self) -> int:
@@ -54,9 +58,8 @@ class PayloadGraph(Static):
     def show(self, data: GraphData) -> None:
         if data != self.data:
             self.data = data
-            # "sent": the size after the agent's own dedupe, the one the table shows (the report names both)
-            what = "Payload bytes sent per turn" if data.metric == "bytes" else "Prompt tokens per turn"
-            self.border_title = f"{what} (log scale)"
+            self.border_title = title(data)
+            self.border_subtitle = legend(data.kinds)
             self.refresh()
 
     def render(self) -> Content:
@@ -122,11 +125,36 @@ def log_level(value: int, top: int, levels: int) -> int:
     return max(1, min(levels, round(math.log10(max(value, 1)) / span * levels)))
 
 
-def legend() -> Content:
-    """'█ delta █ fork █ flatten █ bootstrap ▲ selected' in the theme's kind colours."""
+def title(data: GraphData) -> str:
+    """What the bars measure, and why tokens when the agent's transcripts give no byte-exact payload.
+
+    "sent": the size after the agent's own dedupe, the one the table shows (the report names both)."""
+    if data.metric == "bytes":
+        what = "Payload bytes sent per call (log scale)"
+        if data.inexact:  # forced with b: say what the bytes leave out
+            what += f" · {', '.join(data.inexact)}: messages only, no system prompt or tools"
+        return what
+    what = "Prompt tokens per call (log scale)"
+    if data.inexact:
+        what += f" · {', '.join(data.inexact)} transcripts hold no system prompt or tools: tokens, not bytes"
+    return what
+
+
+def legend(kinds: Iterable[str | None]) -> Content:
+    """'█ delta █ re-send █ compaction ▲ selected': every kind the bars show, in the kinds' display order (a
+    fixed list: the same data always gives the same legend), in the theme's kind colours. Before any bar, the
+    four senpi kinds."""
+    present = {kind for kind in kinds if kind is not None}
+    shown = sorted(present, key=lambda k: (ORDER.get(k, len(ORDER)), k)) if present else list(DEFAULT_LEGEND)
     parts: list[tuple[str, str] | str] = []
-    for kind in ("delta", "fork", "flatten", "bootstrap"):
-        parts += [("█", KIND_STYLES[kind]), f" {kind} "]
+    for kind in shown:
+        parts += [("█", kind_style(kind)), f" {display(kind, 20)} "]
     parts.append(("▲", "$accent bold"))
     parts.append(" selected")
     return Content.assemble(*parts)
+
+
+#: display order of the legend: delta first (the healthy case), then the kinds that cost, then the rest
+ORDER = {kind: i for i, kind in enumerate(("delta", "re-send", "fork", "flatten", "compaction", "bootstrap",
+                                           "disabled", "failed", "aborted"))}  # fmt: skip
+DEFAULT_LEGEND = ("delta", "fork", "flatten", "bootstrap")

@@ -1,9 +1,11 @@
-"""The rates pane: how often each continuity kind happened, its share, its rate, and the current streak.
+"""The rates pane: how often each kind of call happened, its share, its rate, and the current streak.
 
-By default the counts come from the continuity lines of the logs (the agent's own record of each decision),
-so this pane works even without transcripts; with a session chosen they are that session's calls
-(`tui.scope`), and the title says which. Every kind is listed so a zero is visible as a zero. Per-minute
-rates cover the 10 minutes ending now while data is live, or ending at the newest line for old logs.
+The counts are calls (`tui.scope`): every agent's provider calls, each with a kind, whenever transcripts were
+read; the continuity lines of senpi's logs only where nothing else was (a bare `logs/` dir). The title says
+which it counts, and names both when both were read (a senpi history: the subtitle gives the log lines' share
+beside the calls'); with a session chosen, they are that session's calls. Every kind is listed so a zero is
+visible as a zero. Per-minute rates cover the 10 minutes ending now while data is live, or ending at the newest
+call for old files.
 
 Nothing is dropped silently: the pane lays itself out for the room it has, one column with a share bar when
 it is tall enough, two columns of kinds when it is wide but short, and whatever still does not fit is named on
@@ -19,6 +21,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from core.kernel.stats import Streak
+from core.model import KINDS
 from core.sanitize import display
 from tui.fmt import MUTED, cell, clock_time, count, fit_count, kind_style, num_cell, pct, share_style, short_id
 from tui.view import Rates
@@ -27,7 +30,7 @@ KIND_W, COUNT_W, SHARE_W, MIN_W = 10, 8, 7, 6
 COLUMN_W = KIND_W + COUNT_W + SHARE_W + MIN_W  # one kind without its bar
 TWO_COLUMNS = 2 * COLUMN_W + 3
 BAR_MIN = 8
-EMPTY_KINDS = ("bootstrap", "delta", "fork", "flatten", "disabled")
+EMPTY_KINDS = KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +58,36 @@ class RatesPane(Static):
         """New numbers from a snapshot (they change with wall time too, so always repaint)."""
         self.rates = rates
         share = rates.resend_share
+        judged = rates.judged if rates.judged is not None else rates.events
+        both = rates.unit == "calls" and rates.log_events > 0
         if rates.scope is not None:
-            self.border_title = Content.assemble("Rates · session ", (short_id(rates.scope), "$accent"), " · calls")
+            self.border_title = Content.assemble("Rates · session ", (short_id(rates.scope), "$accent"),
+                                                 f" · {rates.unit}")  # fmt: skip
         else:
-            self.border_title = f"Rates · {rates.unit}"
-        self.border_subtitle = Content.assemble(
-            "resend ", (pct(share), share_style(share)), f" of {count(rates.events)} {rates.unit}"
-        )
+            self.border_title = "Rates · calls · log lines" if both else f"Rates · {rates.unit}"
+        # the longest subtitle that fits: 'resend 5.2% of 910 calls with usage' (aborted calls reported none and
+        # are left out of the share), and beside a senpi log 'log 22.2% of 18', down to 'resend 22.2% · log 22.2%'
+        head: list[Content | tuple[str, str] | str] = ["resend ", (pct(share), share_style(share))]
+        of = f" of {count(judged)} {rates.unit}"
+        usage = " with usage" if judged != rates.events else ""
+        candidates = [[*head, of + usage], [*head, of]]
+        if both:
+            log = [" · log ", (pct(rates.log_share), share_style(rates.log_share))]
+            log_of = f" of {count(rates.log_events)}"
+            candidates = [[*head, of + usage, *log, log_of], [*head, of, *log, log_of], [*head, of, *log],
+                          [*head, *log]]  # fmt: skip
+        room = self.size.width - 6 if self.size.width else 10_000
+        subtitle = Content.assemble(*candidates[-1])
+        for candidate in candidates:
+            if len(Content.assemble(*candidate).plain) <= room:
+                subtitle = Content.assemble(*candidate)
+                break
+        self.border_subtitle = subtitle
         self.refresh()
+
+    def on_resize(self) -> None:
+        if self.rates is not None:
+            self.show(self.rates)
 
     # ------------------------------------------------------------------ layout
     def render(self) -> Content:
@@ -103,7 +128,13 @@ class RatesPane(Static):
             return []
         out: list[Item] = []
         if rates.events == 0:
-            what = "no calls of this session yet" if rates.scope is not None else "no continuity lines read yet"
+            what = (
+                "no calls of this session yet"
+                if rates.scope is not None
+                else "no calls read yet"
+                if rates.unit == "calls"
+                else "no continuity lines read yet"
+            )
             out.append(Item(Content.styled(what, f"{MUTED} italic"), what, 50))
         run = rates.run
         streak = "none yet" if run is None else f"{display(run.kind, 20)} ×{run.length} {display(run.reason, 60)}"

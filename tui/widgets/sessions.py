@@ -1,4 +1,7 @@
-"""The sessions pane: all sessions, or one, each with its turns, resend share and rewritten count.
+"""The sessions pane: all sessions, or one, each with its calls, resend share and rewritten count.
+
+The share is that of the calls that re-sent history (fork, flatten, re-send) among those that reported usage,
+for every agent: it counted fork and flatten only, and showed 0 % for pi ffae836b (10 re-sends) and mux.
 
 The first row is "all sessions". Enter on a row limits the turn table, the graph, the directive pane and the
 rates pane to that session (the rates then count the session's calls: the log lines carry no session id).
@@ -12,6 +15,8 @@ import os
 
 from textual.content import Content
 
+from core.kernel.calls import resends as resends_in
+from core.model import ABORTED
 from core.sanitize import display
 from tui.fmt import MUTED, cell, count, pct, share_style, short_id
 from tui.view import SessionSummary
@@ -89,16 +94,18 @@ class SessionList(RowList):
         self.invalidate()
 
     def _count_all(self) -> tuple[int, int, int]:
-        """Turns, re-sends and decided calls over all sessions. A summary object is counted once: the builder
+        """Turns, re-sends and calls with usage over all sessions. A summary object is counted once: the builder
         hands out a new one only when its session changed, so a live snapshot recounts one or two sessions, not
         thousands (summing every `by_kind` cost ~1 ms per snapshot on the UI thread at 2,000 sessions)."""
         counted = self._counted
         fresh: dict[str, tuple[SessionSummary, int, int, int]] = {}
         turns = resends = decided = 0
         for s in self.sessions:
+            if s.log_only:
+                continue  # its log lines are not calls: the "all sessions" row counts calls
             entry = counted.get(s.key)
             if entry is None or entry[0] is not s:
-                entry = (s, s.turns, sum(s.by_kind[k] for k in ("fork", "flatten")), sum(s.by_kind.values()))
+                entry = (s, s.turns, resends_in(s.by_kind), sum(s.by_kind.values()) - s.by_kind.get(ABORTED, 0))
             fresh[s.key] = entry
             turns += entry[1]
             resends += entry[2]
@@ -121,14 +128,16 @@ class SessionList(RowList):
             )  # fmt: skip
         mark = "●" if summary.key == self.active_key else " "
         where = os.path.basename((summary.cwd or "").rstrip("/")) if summary.cwd else ""
+        if summary.log_only:  # only the log names it: its count is of log lines, not calls
+            where = "log only"
         label = short_id(summary.session_id) + (" " + display(where, 40) if where else "")
         name = cell(label, max(4, width - 22))
         rewritten = f"R{summary.rewritten}" if summary.rewritten else ""
         return Content.assemble(
             (mark, "$accent bold"),
             " ",
-            name,
-            cell(count(summary.turns), 7, right=True),
+            (name, MUTED) if summary.log_only else name,
+            cell(count(summary.log_lines if summary.log_only else summary.turns), 7, right=True),
             (cell(pct(summary.resend_share, 0), 6, right=True), share_style(summary.resend_share)),
             (cell(rewritten, 4, right=True), "$error" if rewritten else MUTED),
         )
