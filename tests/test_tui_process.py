@@ -73,3 +73,62 @@ def test_signal_quits_cleanly_and_restores_the_terminal(tmp_path: Path, sig: sig
         except (ProcessLookupError, ChildProcessError):
             pass
         os.close(fd)
+
+
+def test_a_dashboard_whose_terminal_went_away_exits(tmp_path: Path) -> None:
+    """`tmux kill-session`, a closed terminal window, a dropped ssh session: the pty's other end closes. The
+    dashboard must end (the review saw one run on for 40 minutes), then and on a SIGTERM sent after."""
+    agent = tmp_path / "agent"
+    (agent / "logs").mkdir(parents=True)
+    (agent / "logs" / "session.log").write_text(
+        '{"ts":"2026-08-22T09:00:03.412Z","level":"info","event":"claude_sdk_oauth_session_continuity",'
+        '"kind":"bootstrap","reason":"registry_miss","count":1}\n'
+    )
+    pid, fd = _spawn(agent)
+    try:
+        assert b"Rates" in _read_until(fd, b"Rates", timeout=30), "the dashboard never drew"
+        os.close(fd)  # the terminal is gone
+        fd = -1
+        os.kill(pid, signal.SIGTERM)  # and a supervisor's SIGTERM lands in that state
+        deadline = time.monotonic() + 20
+        done = 0
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.1)
+        assert done, "still running 20 s after its terminal went away and a SIGTERM"
+        assert os.WIFEXITED(status)  # ended by itself, not killed by the signal's default action
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        if fd >= 0:
+            os.close(fd)
+
+
+WATCHED = """
+import os, signal, sys, time
+from tui.exit_watch import ExitWatch
+read, write = os.pipe()
+watch = ExitWatch(lambda: None, lambda fn: fn(), tty_fd=None if sys.argv[1] == "signal" else read, grace_s=0.5, check_s=0.05)
+watch.start()
+if sys.argv[1] == "signal":
+    os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(30)  # a main thread that never gets back to an event loop
+sys.exit(7)
+"""
+
+
+@pytest.mark.parametrize("how", ["signal", "no-terminal"])
+def test_a_quit_that_cannot_finish_still_ends_the_process(how: str) -> None:
+    """The app's own quit does nothing here (a stuck loop): SIGTERM, or a descriptor that is no terminal where
+    one was, ends the process within the grace period, with 128 + the signal."""
+    import subprocess
+
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", WATCHED, how], cwd=ROOT, capture_output=True, timeout=20)
+    assert proc.returncode == (128 + signal.SIGTERM if how == "signal" else 128 + signal.SIGHUP), proc.stderr
+    assert time.monotonic() - started < 10

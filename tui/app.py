@@ -28,9 +28,7 @@ tailing, with a fixed clock for byte-identical screenshots.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-import signal
 import sys
 import threading
 import time
@@ -269,17 +267,18 @@ class ContinuityApp(App[None]):
         self._ingest()
 
     def _exit_on_signals(self) -> None:
-        """SIGTERM (kill, a supervisor) and SIGHUP (the terminal closed) quit like `q` does: the terminal is
-        restored and the workers stop, instead of the process dying mid-frame with the screen in raw mode."""
+        """SIGTERM (kill, a supervisor), SIGHUP and a terminal that is gone quit like `q` does: the terminal is
+        restored and the workers stop; if that cannot finish, the process ends anyway (`tui.exit_watch`)."""
+        from tui.exit_watch import ExitWatch
+
         loop = asyncio.get_running_loop()
-        for name in ("SIGTERM", "SIGHUP"):
-            sig = getattr(signal, name, None)
-            if sig is None:
-                continue
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self.exit)
+        self._exit_watch = ExitWatch(self.exit, loop.call_soon_threadsafe)
+        self._exit_watch.start()
 
     def on_unmount(self) -> None:
+        watch = getattr(self, "_exit_watch", None)
+        if watch is not None:
+            watch.stop()
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
         if self.demo_writer is not None:
