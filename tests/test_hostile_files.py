@@ -132,27 +132,41 @@ def test_a_directory_where_a_transcript_was_is_a_problem_then_recreation_is_read
         engine.close()
 
 
-def test_a_device_or_socket_named_like_a_log_is_never_read(tmp_path: Path) -> None:
-    """``/dev/zero`` behind a ``.log`` name is an endless file and a socket cannot be read: both are skipped
-    with a notice, and nothing hangs."""
+def test_a_device_fifo_or_socket_named_like_a_log_is_a_problem_and_never_read(tmp_path: Path) -> None:
+    """``/dev/zero`` and ``/dev/urandom`` behind a candidate name are endless files, a FIFO blocks whoever opens
+    it, a socket cannot be read: inside a watched tree each is one Problem naming the file and what it is, it
+    is never opened, and nothing hangs; the regular file beside them is read."""
     logs = tmp_path / "logs"
+    sessions = tmp_path / "sessions" / "--x--"
     logs.mkdir()
+    sessions.mkdir(parents=True)
     (logs / "session.log").symlink_to("/dev/zero")
+    (sessions / "random.jsonl").symlink_to("/dev/urandom")
+    os.mkfifo(sessions / "fifo.jsonl")
+    (sessions / "ok.jsonl").write_text(transcript("0198f0a1-0000-7000-8000-0000000000aa").decode())
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.bind(str(logs / "compaction.log"))
-        engine = Engine([logs])  # in a directory: not listed (only regular files are candidates)
-        try:
-            with time_limit(20):
-                engine.drain()
-            assert engine.total_bytes == 0 and not problems(engine)
-        finally:
-            engine.close()
-        with time_limit(20):  # named explicitly, as a file root
-            engine = Engine([logs / "session.log"])
-            engine.drain()
-            assert any("not a regular file" in e for e in problems(engine))
-            engine.close()
+        for roots in ([tmp_path], [logs / "session.log"]):  # in a tree; named explicitly, as a file root
+            engine = Engine(roots)
+            try:
+                with time_limit(20):
+                    engine.drain()
+                found = problems(engine)
+            finally:
+                engine.close()
+            if len(roots) == 1 and roots[0] == tmp_path:
+                assert sorted(found) == sorted(
+                    [
+                        "compaction.log is a socket, not a regular file; skipped, never opened",
+                        "fifo.jsonl is a FIFO (named pipe), not a regular file; skipped, never opened",
+                        "random.jsonl is a character device, not a regular file; skipped, never opened",
+                        "session.log is a character device, not a regular file; skipped, never opened",
+                    ]
+                )
+                assert engine.total_lines == 3  # ok.jsonl alone
+            else:
+                assert found == ["session.log is a character device, not a regular file; skipped, never opened"]
     finally:
         sock.close()
 

@@ -263,6 +263,8 @@ class Status:
     pending: int = 0
     """Lines a snapshot report would count as problems that the live tail still holds back (an unterminated last
     line: a write in progress; lines of a file no format recognised yet): `Engine.pending_problems`."""
+    left_out: int = 0  # files discovery found past its cap and never reads (`Sources.discovery`)
+    file_cap: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -686,6 +688,7 @@ class SnapshotBuilder:
             roots=tuple(str(r) for r in engine.roots),
             waiting=files == 0,
             pending=held,
+            **self._left_out(),
         )
         sessions += self._log_sessions.update(state.log.continuity, {s.session_id for s in sessions},
                                               self._agent_of_path)  # fmt: skip
@@ -822,6 +825,13 @@ class SnapshotBuilder:
 
     def _files(self) -> int:
         return self.engine.file_count()  # without building the whole file list
+
+    def _left_out(self) -> dict[str, int]:
+        discovery = getattr(getattr(self.engine, "sources", None), "discovery", None)
+        found = discovery() if callable(discovery) else None
+        if not isinstance(found, dict) or not found.get("left_out"):
+            return {}
+        return {"left_out": int(found["left_out"]), "file_cap": int(found.get("cap") or 0)}
 
     def _pending(self) -> int:
         return self.engine.pending_bytes()

@@ -92,6 +92,7 @@ class _Builder:
             "tool_version": __version__,
             "selection": self._selection(selected, len(sessions)),
             "sources": [self._source(stat) for stat in self.engine.stats.values()],
+            "discovery": self._discovery(),
             "continuity": self._continuity(),
             "calls": calls_section(selected),
             "sessions": sessions,
@@ -103,6 +104,11 @@ class _Builder:
             "problems": [self._problem(p) for p in problems],
             "problems_total": max(self.state.problems_total + len(self.options.pending), len(problems)),
         }
+
+    def _discovery(self) -> dict[str, Any] | None:
+        """Files found against the discovery cap (`Sources.discovery`): what a cap left out is said, never silent."""
+        discovery = getattr(getattr(self.engine, "sources", None), "discovery", None)
+        return discovery() if callable(discovery) else None
 
     # ------------------------------------------------------------------ selection
     def _sessions(self) -> list[tuple[SessionState, list[Turn]]]:

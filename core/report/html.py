@@ -190,11 +190,18 @@ def _header(report: dict[str, Any]) -> str:
     )  # fmt: skip
     if sel.get("filter"):
         scope += f", turns matching <code>{e(sel.get('filter'))}</code>"
+    found = report.get("discovery") or {}
+    left = found.get("left_out") or 0
+    capped = ""
+    if left:  # the discovery cap left files out: said where the reader looks first
+        more = "" if found.get("counted_all", True) else "at least "
+        capped = (f' · <b>{more}{n(left)} files left out</b>, never read: discovery stops at '
+                  f"{n(found.get('cap'))} files")  # fmt: skip
     return (
         f'<header><h1>Continuity report</h1><p class="headline">{sentence}</p>'
         f'<p class="meta">Generated {e(report.get("generated_at"))} by continuity-tui '
         f"{e(report.get('tool_version'))} · schema <code>{e(report.get('schema'))}</code> · {scope} · "
-        f"{redaction}</p></header>\n"
+        f"{redaction}{capped}</p></header>\n"
     )
 
 

@@ -356,8 +356,20 @@ def _header(report: dict[str, Any], _facts: Facts, _caps: Caps) -> list[str]:
         "",
         f"- Selection: {', '.join(parts)}",
         f"- Redaction: {redaction}",
+        *_left_out(report),
         "",
     ]
+
+
+def _left_out(report: dict[str, Any]) -> list[str]:
+    """A line when the discovery cap left files out (nothing otherwise: the usual report is unchanged)."""
+    found = report.get("discovery") or {}
+    left = found.get("left_out") or 0
+    if not left:
+        return []
+    more = "" if found.get("counted_all", True) else "at least "
+    return [f"- Files: **{more}{num(left)} files left out**, never read: discovery stops at {num(found.get('cap'))} "
+            f"files ({num(found.get('files'))} read); name a narrower path"]  # fmt: skip
 
 
 def _summary(report: dict[str, Any], facts: Facts, _caps: Caps) -> list[str]:

@@ -8,6 +8,9 @@ strict: a count must be an int, not a float that happens to be whole, and never 
 Fields this tool adds within /1 (allowed by the contract; scripts may rely on them as on the others):
 
 * `redactions` `{enabled, total, by_kind}`: what redaction replaced (`[REDACTED:<kind>]` in the strings);
+* `discovery` `{files, cap, left_out, counted_all}`: the candidate files found against the discovery cap
+  (20,000): `left_out` were found past it and never read (`counted_all` false: the count stopped at 10 times
+  the cap, so `left_out` is a lower bound); null for a report not built from live sources;
 * `selection` `{session, since, until, sessions_matched, include_text}`: what the report was limited to;
 * `continuity.attributed` (log lines matched to a transcript turn) and `continuity.timeline`
   `{kinds, group_size, starts, ends, counts}` (the decisions in order, grouped, for the HTML chart);
@@ -299,6 +302,13 @@ class Redactions(_Model):
     by_kind: dict[str, Count]
 
 
+class Discovery(_Model):
+    files: Count
+    cap: Count
+    left_out: Count
+    counted_all: bool
+
+
 class Report(_Model):
     schema_: Literal["continuity.report/1"] = Field(alias="schema")
     generated_at: IsoTime
@@ -314,6 +324,8 @@ class Report(_Model):
     problems_total: Count
     #: added by this tool within /1 (new fields are allowed): what redaction replaced
     redactions: Redactions | None = None
+    #: added by this tool within /1: files found against the discovery cap, and how many it left out
+    discovery: Discovery | None = None
 
     @model_validator(mode="after")
     def _totals(self) -> Report:

@@ -38,7 +38,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_FILES = 20_000
-"""Hard cap on candidate files per scan: a mistaken root (``/``, ``~``) must not walk the whole disk."""
+"""Hard cap on candidate files per scan: a mistaken root (``/``, ``~``) must not walk the whole disk. What it
+leaves out is counted (``Scanner.left_out``) and said in the reports and the status line."""
+
+COUNT_BEYOND = 10
+"""Past the cap, the walk goes on only to count what is left out, up to this many times the cap (a mistaken
+root still stops): beyond that ``left_out`` is a lower bound (``counted_all`` False)."""
 
 ROTATED_SUFFIX = ".1"
 LOCK_SUFFIX = ".rotate-lock"
@@ -164,10 +169,16 @@ class Scanner:
     says the cap was hit.
     """
 
-    def __init__(self, roots: list[Path], *, max_files: int = MAX_FILES) -> None:
+    def __init__(self, roots: list[Path], *, max_files: int | None = None) -> None:
         self.roots = [_abs(r) for r in roots]
-        self.max_files = max_files
+        self.max_files = MAX_FILES if max_files is None else max_files
         self.capped = False
+        self.left_out = 0
+        """Candidate files the last scan found beyond the cap (not tailed)."""
+        self.counted_all = True
+        """False when the count of ``left_out`` stopped at ``COUNT_BEYOND`` times the cap."""
+        self.found = 0
+        """Candidate files the last scan returned (at most the cap)."""
         self._cache: dict[str, _DirCache] = {}
         self._last_full = 0.0
         self._warned_cap = False
@@ -182,6 +193,8 @@ class Scanner:
         visited: set[tuple[int, int]] = set()
         found: dict[str, None] = {}  # ordered set
         self.capped = False
+        self.left_out = 0
+        self.counted_all = True
         for root in self.roots:
             try:
                 st = os.stat(root)
@@ -189,14 +202,15 @@ class Scanner:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 self._walk(root, now, full, new_cache, visited, found)
-            elif not self._add(found, root):
-                break
-            if self.capped:
+            else:
+                self._add(found, root)
+            if not self.counted_all:
                 break
         self._cache = new_cache
+        self.found = len(found)
         if self.capped and not self._warned_cap:
             self._warned_cap = True
-            log.warning("source scan capped at %d files; some files are not tailed", self.max_files)
+            log.warning("source scan capped at %d files; %d more are not tailed", self.max_files, self.left_out)
         paths = list(found)
         paths.sort(key=order_key)
         return paths
@@ -233,11 +247,15 @@ class Scanner:
             stack.extend(reversed(entry.subdirs))
 
     def _add(self, found: dict[str, None], path: str) -> bool:
-        """Add ``path``; False (and ``capped``) when it would be one file over the cap."""
+        """Add ``path``, or count it as left out past the cap (``capped``); False once counting stops too."""
         if path not in found:
             if len(found) >= self.max_files:
                 self.capped = True
-                return False
+                self.left_out += 1
+                if self.left_out >= COUNT_BEYOND * self.max_files:
+                    self.counted_all = False
+                    return False
+                return True
             found[path] = None
         return True
 
@@ -255,7 +273,9 @@ class Scanner:
                 if e.is_dir():
                     if not e.name.startswith("."):
                         entry.subdirs.append(e.path)
-                elif is_candidate_name(e.name) and e.is_file():
+                elif is_candidate_name(e.name) and (e.is_file() or _special(e)):
+                    # a FIFO, socket or device under a candidate name is listed too: the tailer stats it (never
+                    # opens it) and reports it as a Problem instead of it being silently absent
                     entry.files.append(e.path)
             except OSError:
                 # A candidate that cannot even be stat'ed (a symlink loop: ELOOP) is tailed anyway, so the
@@ -263,6 +283,15 @@ class Scanner:
                 if is_candidate_name(e.name):
                     entry.files.append(e.path)
         return entry
+
+
+def _special(entry: os.DirEntry[str]) -> bool:
+    """A FIFO, socket or device (directly or behind a symlink); False for a dangling symlink (nothing there)."""
+    try:
+        mode = entry.stat().st_mode
+    except FileNotFoundError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def discover(roots: list[Path]) -> list[Path]:

@@ -31,6 +31,8 @@ generation in the middle unless we held its descriptor.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import stat
@@ -66,8 +68,11 @@ files on the benchmark machine (cold caches), so it cannot run every few seconds
 CPU: at 120 s it is ~1 % for 3,500 files, spread evenly rather than in one burst."""
 
 NOTICE_KINDS = frozenset(
-    {"truncated", "replaced", "deleted", "rotated", "recreated", "unreadable", "oversized_line", "not_a_file"}
-)
+    {
+        "truncated", "replaced", "deleted", "rotated", "recreated", "unreadable", "oversized_line", "not_a_file",
+        "alias",
+    }
+)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -163,6 +168,8 @@ class GenSnap:
     """Digest of the up to ``TAIL_CHECK_BYTES`` bytes before ``pos``."""
     prefix: bytes | None
     """Digest of every byte before ``pos``, for formats whose writer rewrites files in place (else None)."""
+    alias: str | None = None
+    """The stream that reads this file under another name (a link), or None."""
 
 
 @dataclass(slots=True)
@@ -210,6 +217,35 @@ def _open_readonly(path: str) -> int:
     return os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
+_SEEK_DATA: int | None = getattr(os, "SEEK_DATA", None)
+
+
+def _kind_of(mode: int) -> str:
+    """What a path that is not a regular file is, for the Problem that says it is skipped."""
+    for test, what in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe), not a regular file"),
+        (stat.S_ISSOCK, "a socket, not a regular file"),
+        (stat.S_ISCHR, "a character device, not a regular file"),
+        (stat.S_ISBLK, "a block device, not a regular file"),
+    ):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _descriptor_budget() -> int:
+    """A quarter of the soft descriptor limit (256 under the common ``ulimit -n 1024``): the rest stays free for
+    log families (which keep theirs), the watcher, the index and whatever else the process opens."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1 << 16
+    return 1 << 16 if soft == resource.RLIM_INFINITY else max(1, soft // 4)
+
+
 def _name(path: str) -> str:
     return os.path.basename(path) or path
 
@@ -218,7 +254,10 @@ class _Gen:
     """Reading state of one generation: descriptor, identity, offsets, and the held partial line."""
 
     __slots__ = (
+        "alias",
+        "copy",
         "current",
+        "denied",
         "dev",
         "farewell",
         "fd",
@@ -236,6 +275,7 @@ class _Gen:
         "sig",
         "size",
         "skipping",
+        "suspect",
     )
 
     def __init__(self, number: int, path: str, st: os.stat_result, current: bool) -> None:
@@ -255,6 +295,16 @@ class _Gen:
         # before the last lines of the generation it ends.
         self.held: list[tuple[str, str]] = []
         self.farewell = False
+        # the last open was refused (EACCES, EPERM): an older generation in this state does not hold up the
+        # newer ones (they are read; this one is reported once and read if it becomes readable)
+        self.denied = False
+        # another stream reads this inode (a symlink or hard link to a tailed file): never read under this name
+        self.alias: str | None = None
+        # the current generation this file is a byte copy of (copytruncate: `cp X.log X.log.1`): not read
+        # unless that generation is truncated, when it goes on from where that one stopped (see `_handover`)
+        self.copy: _Gen | None = None
+        # its head changed under a look whose stats were taken a moment before (see `_check_same_inode`)
+        self.suspect = False
         self.reset()
 
     def reset(self) -> None:
@@ -278,7 +328,19 @@ class _Gen:
 class _Stream:
     """All generations of one logical file, plus the bookkeeping that makes notices fire once."""
 
-    __slots__ = ("errors", "gens", "logical", "members", "mtime_ns", "next_number", "pending_reason", "rot", "seen")
+    __slots__ = (
+        "alias_of",
+        "errors",
+        "gens",
+        "hold",
+        "logical",
+        "members",
+        "mtime_ns",
+        "next_number",
+        "pending_reason",
+        "rot",
+        "seen",
+    )
 
     def __init__(self, logical: str) -> None:
         self.logical = logical
@@ -292,6 +354,8 @@ class _Stream:
         self.errors: dict[str, str] = {}  # path -> last error reported (report each distinct error once)
         self.seen: dict[str, int | None] = {}  # path -> size at the last survey (absent: file missing)
         self.mtime_ns = 0  # newest modification time of its files at the last survey (newest-first reading)
+        self.alias_of: str | None = None  # the stream last named as reading this one's file (said once)
+        self.hold = False  # a file at .1 may be a copy still being written: read nothing until the next look
 
     @property
     def family(self) -> bool:
@@ -317,11 +381,41 @@ def _is_hot(s: _Stream, hot_ns: int) -> bool:
     return s.mtime_ns >= hot_ns or not s.gens or bool(s.errors) or s.pending_reason is not None
 
 
+def _owed(g: _Gen) -> int:
+    """Bytes of ``g`` on disk not read yet that reading can get to (what a progress bar waits for): none for a
+    file it may not open, another name of a file read elsewhere, or a copy that is not (yet) to be read."""
+    if g.denied or g.alias is not None or g.copy is not None:
+        return 0
+    return max(0, g.size - g.pos)
+
+
+_Position = tuple[int, int, int, bytes, bool, bytes, int]
+
+
+def _position(g: _Gen) -> _Position:
+    return (g.pos, g.line_start, g.lineno, bytes(g.partial), g.skipping, g.head, g.flushed_at)
+
+
+def _set_position(g: _Gen, p: _Position) -> None:
+    g.pos, g.line_start, g.lineno, partial, g.skipping, g.head, g.flushed_at = p
+    g.partial = bytearray(partial)
+
+
+def _settled(g: _Gen) -> bool:
+    """A generation reading leaves alone until a survey sees it change: another name of a file read elsewhere,
+    a copy that is not to be read. (One it may not open is tried again each poll: a parent directory's mode
+    can change without the file's ctime.)"""
+    return not g.gone and (g.alias is not None or g.copy is not None)
+
+
 def _idle(s: _Stream) -> bool:
-    """Nothing to do for the read phase: every generation current, read to its size, nothing held or owed.
+    """Nothing to do for the read phase: every generation current, read to its size, nothing held or owed
+    (or settled: see ``_settled``).
 
     ``_read_stream`` on such a stream only touches the LRU (an unchanged file is not "used", so it should not)."""
-    return all(g.current and not g.gone and g.pos >= g.size and not g.held for g in s.gens)
+    return not s.hold and all(
+        _settled(g) or (g.current and not g.gone and g.pos >= g.size and not g.held) for g in s.gens
+    )
 
 
 class _Out:
@@ -402,7 +496,7 @@ class Sources:
         self.roots = [os.path.abspath(os.fspath(r)) for r in roots]
         self.max_line_bytes = max_line_bytes
         self.read_chunk = read_chunk
-        self.max_open = max(1, max_open)
+        self.max_open = max(1, min(max_open, _descriptor_budget()))
         self.newest_first = newest_first
         self._dir_roots = [r for r in self.roots if os.path.isdir(r)]
         # A root that is not a directory (a file, or missing) is tracked by path even while absent.
@@ -414,6 +508,10 @@ class Sources:
         self._rank: dict[str, int] = {}  # logical path -> its position in ``_order``
         self._rr = 0  # round-robin start, so a budget-limited poll does not starve the later streams
         self._lru: OrderedDict[int, _Gen] = OrderedDict()  # non-family generations holding a descriptor
+        # (st_dev, st_ino) -> the generation that reads that file: a second name for it (a symlink or a hard
+        # link inside a watched tree) is an alias, never read again (see ``_claim``)
+        self._inodes: dict[tuple[int, int], tuple[str, _Gen]] = {}
+        self._aliased = False  # some generation is an alias (a drop then looks for one to take over)
         self._lock = threading.Lock()
         self._closed = False
         self._wake = threading.Event()
@@ -466,7 +564,7 @@ class Sources:
                     if self._last_full == float("-inf")
                     else [s for lg in self._busy if (s := self._streams.get(lg)) is not None]
                 )
-                self._pending = sum(max(0, g.size - g.pos) for s in streams for g in s.gens)
+                self._pending = sum(_owed(g) for s in streams for g in s.gens)
                 self._stale.discard("pending")
             return self._pending
 
@@ -474,20 +572,35 @@ class Sources:
         """Per generation, the unterminated bytes after its last newline (a write in progress, or a torn one).
 
         They are not lines yet and ``poll`` never returns them; a snapshot (the report) names them so a
-        partial write at the end of a file is shown, never silently absent.
+        partial write at the end of a file is shown, never silently absent. A line over ``max_line_bytes`` that
+        never ended (a 200 MB tail, a sparse file of NULs) is one too, by its length so far: its bytes are not
+        held, only counted.
         """
         with self._lock:
             return [
-                HeldPartial(g.path, g.lineno + 1, g.line_start, len(g.partial))
+                HeldPartial(g.path, g.lineno + 1, g.line_start, g.pos - g.line_start if g.skipping else len(g.partial))
                 for stream in self._streams.values()
                 for g in stream.gens
-                if g.partial
+                if g.partial or g.skipping
             ]
 
     @property
     def capped(self) -> bool:
         """True when the last scan hit the file cap (``discover.MAX_FILES``) and some files are not tailed."""
         return self._scanner.capped
+
+    def discovery(self) -> dict[str, int | bool]:
+        """What discovery found against its cap, for the reports and the status line: ``files`` tailed,
+        ``cap``, ``left_out`` (found past the cap, never read) and ``counted_all`` (False: ``left_out`` is a
+        lower bound, the count stopped)."""
+        with self._lock:
+            scanner = self._scanner
+            return {
+                "files": scanner.found + len(self._file_roots),
+                "cap": scanner.max_files,
+                "left_out": scanner.left_out,
+                "counted_all": scanner.counted_all,
+            }
 
     def poll(self, max_bytes: int | None = None) -> list[FileBatch]:
         """Rescan for new files (cheap), then read every file from its saved offset; return only COMPLETE lines.
@@ -798,8 +911,7 @@ class Sources:
                 continue
             if not stat.S_ISREG(st.st_mode):
                 s.seen.pop(m, None)
-                what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-                self._error(s, out, m, "not_a_file", f"{_name(m)} is {what}; skipped")
+                self._error(s, out, m, "not_a_file", f"{_name(m)} is {_kind_of(st.st_mode)}; skipped, never opened")
                 continue
             if s.errors.get(m, "").startswith("not_a_file"):
                 s.errors.pop(m, None)
@@ -813,13 +925,22 @@ class Sources:
             return
         # If one inode is at both paths (hard-link rotation), the logical path wins: reversed() inserts it last.
         at: dict[tuple[int, int], str] = {(sts[m].st_dev, sts[m].st_ino): m for m in reversed(s.members) if m in sts}
+        undecided = self._spot_copy(s, sts, out) if s.family else set()
+        # a `cp` is still writing what may be a copy of the current file: if that file was truncated meanwhile,
+        # its reading position is what the copy goes on from, so leave it (and the stream's reading) as it is
+        s.hold = bool(undecided)
 
         for g in s.gens:
             if g.gone:
                 continue
+            if (g.dev, g.ino) in undecided or (s.hold and g.current):
+                continue  # rewritten in place, maybe by a `cp` still writing: decided at the next look
             loc = at.get((g.dev, g.ino))
             if loc is None:
                 self._gone(s, g, out, sts)
+                continue
+            if g.alias is not None or g.copy is not None:
+                g.path, g.size, g.sig = loc, sts[loc].st_size, None  # followed, never read under this name
                 continue
             if g.current and loc != s.logical:
                 g.current = False
@@ -835,18 +956,20 @@ class Sources:
             g.path = loc
             self._check_same_inode(s, g, sts[loc], out)
 
-        known = {(g.dev, g.ino) for g in s.gens if not g.gone}
+        known = {(g.dev, g.ino) for g in s.gens if not g.gone} | undecided
         # Unknown .1 before unknown logical: at start-up, or after a rotation we never saw, the .1 file is older.
         for m in reversed(s.members):
             st = sts.get(m)
             if st is None or (st.st_dev, st.st_ino) in known:
                 continue
             is_current = m == s.logical
-            if is_current and any(g.current for g in s.gens):
+            if is_current and any(g.current for g in s.gens if g.alias is None):
                 continue  # cannot happen with a consistent stat pair; be safe rather than double-read
             g = _Gen(s.new_number(), m, st, is_current)
             s.gens.append(g)
             known.add((g.dev, g.ino))
+            if self._claim(s, g, out):
+                continue  # another name of a file another stream reads
             if s.pending_reason is not None:
                 # the first generation seen after the current one vanished, even at X.log.1 (the new file
                 # rotated before we looked): the reset happened before it
@@ -860,6 +983,8 @@ class Sources:
     def _gone(self, s: _Stream, g: _Gen, out: _Out, sts: dict[str, os.stat_result]) -> None:
         """A generation is at none of the stream's paths: deleted, replaced, or an old .1 removed by rotation."""
         g.gone = True
+        if g.alias is not None or g.copy is not None:
+            return  # never read under this name: nothing to drain, nothing to tell
         was_current, g.current = g.current, False
         if g.fd is not None:
             try:
@@ -870,6 +995,12 @@ class Sources:
             g.size = g.pos
         if not was_current:
             return  # an old generation leaving .1 is ordinary rotation, nothing to tell
+        rot = sts.get(s.rot) if s.rot is not None else None
+        if rot is not None and not any((h.dev, h.ino) == (rot.st_dev, rot.st_ino) for h in s.gens if not h.gone):
+            # rotated twice between two looks (10 rotations a second): it went to .1 and a later rotation
+            # deleted it from there; the file now at .1 is the one after it. Rotation, not a reset: its rest is
+            # read from the descriptor held since it was found, the newer files from 0.
+            return
         if s.logical in sts:
             s.pending_reason = "replaced"
         else:
@@ -885,7 +1016,16 @@ class Sources:
             return
         g.sig = sig
         self._dirty = True
+        suspect, g.suspect = g.suspect, False
+        rewritten = st.st_size < g.pos or (g.fd is not None and g.head and not self._head_matches(g))
+        if rewritten and s.family and not g.current:
+            # nothing but `cp` writes to X.log.1 (copytruncate; `_spot_copy` found it is no copy of what was read
+            # here): a new older generation, as after a rotation, read from 0
+            self._restart(s, g, out, "rotated", f"{_name(g.path)} rewritten by a copy (copytruncate); reading it")
+            return
         if st.st_size < g.pos:
+            if self._handover(s, g, out):
+                return
             self._restart(
                 s,
                 g,
@@ -895,6 +1035,13 @@ class Sources:
                 + (f"; {len(g.partial)} unterminated bytes dropped" if g.partial else ""),
             )
         elif g.fd is not None and g.head and not self._head_matches(g):
+            if self._handover(s, g, out):
+                return
+            if s.family and not suspect:
+                # The head is read now, the stats a moment ago: copytruncate may have copied and truncated in
+                # between, the copy not in these stats yet. Look again (next poll) before calling it a rewrite.
+                g.suspect, g.sig, s.hold = True, None, True
+                return
             self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten in place (head changed); reading from 0")
 
     def _restart(self, s: _Stream, g: _Gen, out: _Out, kind: str, message: str) -> None:
@@ -916,13 +1063,15 @@ class Sources:
     def _open(self, s: _Stream, g: _Gen, out: _Out) -> bool:
         """Open ``g``'s path and make sure it is still ``g``'s inode and head; report failures once."""
         try:
-            fd = _open_readonly(g.path)
+            fd = self._open_fd(g.path)
         except (FileNotFoundError, NotADirectoryError):
             return False  # gone since the stat (deleted or renamed away): the next survey says what happened
         except OSError as exc:
+            g.denied = exc.errno in (errno.EACCES, errno.EPERM)
             msg = f"{_name(g.path)} unreadable: {exc.strerror or exc}"
             self._error(s, out, g.path, "unreadable", msg, g.number)
             return False
+        g.denied = False
         try:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != (g.dev, g.ino) or not stat.S_ISREG(st.st_mode):
@@ -941,16 +1090,203 @@ class Sources:
             )
         if not s.family:
             self._lru[id(g)] = g
+            self._evict()  # at once: a poll over thousands of files holds at most ``max_open`` of them
         return True
 
-    def _evict(self) -> None:
-        while len(self._lru) > self.max_open:
+    def _open_fd(self, path: str) -> int:
+        """``_open_readonly``; out of descriptors (EMFILE, ENFILE: this process's limit or the system's), close
+        every idle one (``_lru``: reopened by identity when next needed) and try once more."""
+        try:
+            return _open_readonly(path)
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE) or not self._lru:
+                raise
+        self._evict(0)
+        return _open_readonly(path)
+
+    def _evict(self, keep: int | None = None) -> None:
+        keep = self.max_open if keep is None else keep
+        while len(self._lru) > keep:
             _, g = self._lru.popitem(last=False)
             g.close()
 
     def _drop(self, g: _Gen) -> None:
         self._lru.pop(id(g), None)
+        key = (g.dev, g.ino)
+        owner = self._inodes.get(key)
+        if owner is not None and owner[1] is g:
+            del self._inodes[key]
+            if self._aliased and g.alias is None:
+                self._promote(key, g)
         g.close()
+
+    def _promote(self, key: tuple[int, int], gone: _Gen) -> None:
+        """The name a file was read under is gone (deleted, drained to its end); another name of it (a hard
+        link) goes on reading from where that one stopped, so what is appended through it is not lost."""
+        for logical in self._order:
+            st = self._streams[logical]
+            for h in st.gens:
+                if h.alias is not None and not h.gone and (h.dev, h.ino) == key:
+                    h.alias = None
+                    h.pos, h.line_start, h.lineno, h.head = gone.pos, gone.line_start, gone.lineno, gone.head
+                    h.partial, h.skipping, h.flushed_at = bytearray(gone.partial), gone.skipping, gone.flushed_at
+                    h.sig = None
+                    self._inodes[key] = (logical, h)
+                    self._busy.add(logical)
+                    return
+
+    def _claim(self, s: _Stream, g: _Gen, out: _Out) -> bool:
+        """Make ``g`` the reader of its file, or (True) an alias of the stream that reads it under another name.
+
+        A file is one inode, ``(st_dev, st_ino)``, whatever its names. A symlink whose target is a file this
+        tailer reads defers to that name even before it is surveyed (the order of surveys must not decide);
+        otherwise the first name surveyed reads the file and any later one (a hard link) is an alias, said once
+        as a notice and never read: 10 lines under two names count 10 times, not 20."""
+        key = (g.dev, g.ino)
+        owner: str | None = None
+        if os.path.islink(g.path):
+            real = logical_of(os.path.realpath(g.path))
+            if real != s.logical and real in self._streams:
+                owner = real
+        if owner is None:
+            held = self._inodes.get(key)
+            if held is not None and held[0] != s.logical and not held[1].gone and held[1].alias is None:
+                # an inode number is reused once its file is gone and no descriptor pins it: the reader must
+                # still have that very file at its path for this one to be another name of it
+                try:
+                    there = os.stat(held[1].path)
+                    if (there.st_dev, there.st_ino) == key:
+                        owner = held[0]
+                except OSError:
+                    pass
+        if owner is None:
+            self._inodes[key] = (s.logical, g)
+            return False
+        g.alias = owner
+        self._aliased = True
+        if s.alias_of != owner:
+            s.alias_of = owner
+            where = os.path.join(os.path.basename(os.path.dirname(owner)), os.path.basename(owner))
+            out.notice(s, g.number, g.path, "alias",
+                       f"{_name(g.path)} is another name (a link) for {where}; read once, under that name")  # fmt: skip
+        return True
+
+    # ------------------------------------------------------------------ copytruncate
+
+    def _spot_copy(self, s: _Stream, sts: dict[str, os.stat_result], out: _Out) -> set[tuple[int, int]]:
+        """Recognise ``X.log.1`` as a byte copy of the current ``X.log`` (logrotate's copytruncate:
+        ``cp X.log X.log.1; truncate -s0 X.log``) by its content, as Vector's checksum fingerprint does: it
+        starts with the bytes the current generation was read from. Such a copy is not a generation of its own
+        (reading it would count every line twice: 80-89 % of a live log doubled); it waits, unread, until the
+        current file is truncated, and then goes on from exactly where that one stopped (``_handover``): the
+        lines appended after our last read and before the copy are read from it, once. Lines written between
+        the copy and the truncation are in neither file: copytruncate itself loses them.
+
+        Returns the inodes at ``.1`` not to treat as new this time (a copy too short yet to tell)."""
+        st0, st1 = sts.get(s.logical), sts.get(s.rot) if s.rot is not None else None
+        if st0 is None or st1 is None:
+            return set()
+        cur = next((g for g in s.gens if g.current and not g.gone and g.alias is None), None)
+        if cur is None or (cur.dev, cur.ino) != (st0.st_dev, st0.st_ino):
+            return set()
+        key = (st1.st_dev, st1.st_ino)
+        if key == (cur.dev, cur.ino):
+            return set()
+        old = next((g for g in s.gens if not g.gone and (g.dev, g.ino) == key), None)
+        if old is not None:
+            if old.copy is not None or old.alias is not None or old.current:
+                return set()
+            if st1.st_size >= old.pos and (old.fd is None or not old.head or self._head_matches(old)):
+                return set()  # the older generation as it was: not rewritten
+        assert s.rot is not None
+        # what the current generation was read from, and what its file starts with now (a copy of content that
+        # replaced what was read: it waits for the next truncation, the current file is read from 0 meanwhile)
+        refs = [cur.head] if cur.head else []
+        if cur.fd is not None:
+            with contextlib.suppress(OSError):
+                now = os.pread(cur.fd, HEAD_BYTES, 0)
+                if now and now != cur.head:
+                    refs.append(now)
+        verdict, ref = self._is_copy(refs, s.rot)
+        if verdict is None:
+            return {key}
+        if not verdict:
+            return set()
+        if old is not None:  # a second `cp` onto the last copy, in place: it holds the current file's bytes now
+            old.reset()
+            old.held.clear()
+            old.copy, old.number, old.sig, old.size, old.head = cur, cur.number, None, st1.st_size, ref
+        else:
+            g1 = _Gen(cur.number, s.rot, st1, False)
+            g1.copy, g1.head = cur, ref
+            s.gens.append(g1)
+            self._inodes.setdefault(key, (s.logical, g1))
+            self._open(s, g1, out)  # pinned: a copy moved away or deleted (`rm X.log.1; cp …`) is still read
+        self._dirty = True
+        return set()
+
+    def _is_copy(self, refs: list[bytes], path: str) -> tuple[bool | None, bytes]:
+        """Whether ``path`` starts with one of ``refs`` (and which); None while it is too short to tell (``cp``
+        still writing it: a strict prefix shorter than 64 bytes)."""
+        if not refs:
+            return False, b""
+        try:
+            fd = self._open_fd(path)
+        except OSError:
+            return False, b""
+        try:
+            head = os.pread(fd, HEAD_BYTES, 0)
+        except OSError:
+            return False, b""
+        finally:
+            os.close(fd)
+        undecided = False
+        for ref in refs:
+            if len(head) >= len(ref) and head[: len(ref)] == ref:
+                return True, ref
+            if len(head) < len(ref) and ref.startswith(head):
+                if len(head) >= 64:
+                    return True, ref
+                undecided = True
+        return (None if undecided else False), b""
+
+    def _handover(self, s: _Stream, g: _Gen, out: _Out) -> bool:
+        """The current generation was truncated while a copy of it waits at ``.1`` (copytruncate): the copy
+        takes over its reading (offset, line number, held partial line), and the current file starts again
+        from 0 as a new generation. Said as a rotation, which it is; False when no copy waits."""
+        if not g.current or s.rot is None:
+            return False
+        copy = next((c for c in s.gens if c.copy is g and not c.gone), None)
+        n = min(len(copy.head), len(g.head)) if copy is not None else 0
+        if copy is None or copy.head[:n] != g.head[:n]:
+            return False  # none waits, or it copied what replaced the bytes read (it waits for g's next truncation)
+        with contextlib.suppress(OSError):  # its size now: `cp` may have finished since the stats were taken
+            st = os.stat(copy.path)
+            if (st.st_dev, st.st_ino) == (copy.dev, copy.ino):
+                copy.size = st.st_size
+        copy.copy = None
+        copy.number = g.number
+        # the copy holds the bytes g was read from up to its own size (a copy shorter than g's head holds less)
+        copy.head, copy.lineno, copy.flushed_at = g.head[: copy.size], g.lineno, g.flushed_at
+        dropped = ""
+        if copy.size >= g.pos:
+            copy.pos, copy.line_start, copy.partial, copy.skipping = g.pos, g.line_start, g.partial, g.skipping
+        else:  # the copy ends before what was read: it holds nothing more (the rest was read from g)
+            copy.pos = copy.line_start = copy.size
+            if g.partial:
+                dropped = f"; {len(g.partial)} unterminated bytes dropped"
+        g.number = s.new_number()
+        g.reset()
+        g.held.append(
+            (
+                "rotated",
+                f"{_name(s.logical)} copied to {_name(s.rot)} and truncated (copytruncate); the rest is read from"
+                f" the copy, then {_name(s.logical)} from 0{dropped}",
+            )
+        )
+        self._busy.add(s.logical)
+        self._dirty = True
+        return True
 
     def _error(self, s: _Stream, out: _Out, path: str, kind: str, message: str, number: int | None = None) -> None:
         """Emit an unreadable/not_a_file notice once per distinct message, not on every poll."""
@@ -967,24 +1303,45 @@ class Sources:
 
         Returns the remaining budget and whether it ran out (so ``poll`` stops and resumes here next time).
         """
+        if s.hold:
+            return budget, False  # see `_survey_all`: decided at the next survey, a moment later
         # s.gens is in creation order and the sort is stable: older first even after a restart renumbered one
         order = sorted(s.gens, key=lambda g: g.current)
         for i, g in enumerate(order):
+            if g.alias is not None or g.copy is not None:
+                if g.gone:
+                    self._drop(g)
+                    s.gens.remove(g)
+                continue  # read under its other name / not a generation of its own (yet)
             out.visit(s, g)
             if g.fd is None and not g.gone and g.pos < g.size and not self._open(s, g, out):
                 self._release(s, g, out)
-                return budget, False  # unreadable: keep later generations waiting, keep other streams going
+                if g.current or not g.denied:
+                    return budget, False  # gone since the stat, or out of descriptors: wait, keep others going
+                continue  # an older generation we may not read holds up nothing: reported once, newer ones read
             self._release(s, g, out)
             if g.fd is not None and g.pos < g.size:
                 if budget <= 0:
                     return budget, True
                 batch = out.batch(s, g.number, g.path)
                 kept = len(batch.lines), len(batch.notices)
+                # a family's file at .1 can be rewritten in place by `cp` (copytruncate), the current one
+                # truncated while its copy waits: either way the position before this read is what to go on from
+                before = _position(g) if s.family else None
                 budget -= self._read(s, g, out, min(budget, g.size - g.pos))
                 if not self._head_matches(g):
                     # Truncated and regrown between the survey and this read: what it returned may be new
                     # content at the old offset (a garbled line). Drop it and read the new content from 0.
                     del batch.lines[kept[0] :], batch.notices[kept[1] :]
+                    if before is not None and not g.gone:
+                        # A log family's file rewritten under the read: copytruncate's truncation (a copy at .1
+                        # goes on from where the last good read ended) or `cp` onto .1. Back to that position;
+                        # the next survey, a moment later, tells which (`_spot_copy`) with the copy complete.
+                        # (A file gone from every path is never surveyed again: it starts over below.)
+                        _set_position(g, before)
+                        g.sig = None
+                        s.hold = True
+                        return budget, False
                     self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten while being read; reading from 0")
                     return budget, False
                 if g.pos < g.size:
@@ -1015,6 +1372,8 @@ class Sources:
         batch = out.batch(s, g.number, g.path)
         consumed = 0
         while consumed < limit:
+            if g.skipping and _SEEK_DATA is not None:
+                self._skip_hole(g)
             want = min(self.read_chunk, limit - consumed)
             try:
                 data = os.pread(g.fd, want, g.pos)
@@ -1033,6 +1392,20 @@ class Sources:
             if len(data) < want:
                 break
         return consumed
+
+    @staticmethod
+    def _skip_hole(g: _Gen) -> None:
+        """Inside an oversized line, jump over a hole of a sparse file (NUL bytes the disk does not hold: no
+        newline can be there) instead of reading it: a 2 GB sparse transcript took 6.9 s of reads, now none."""
+        assert g.fd is not None and _SEEK_DATA is not None
+        try:
+            data = os.lseek(g.fd, g.pos, _SEEK_DATA)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: no data after pos (a hole up to the end); else: not supported
+                return
+            data = g.size
+        if data > g.pos:
+            g.pos = min(data, max(g.size, g.pos))
 
     def _feed(self, g: _Gen, data: bytes, batch: FileBatch) -> None:
         """Split ``data`` (which starts at ``g.pos``) into lines; hold the tail; skip oversized lines.
@@ -1115,7 +1488,7 @@ class Sources:
             out = []
             for logical in self._order:
                 gens = sorted(self._streams[logical].gens, key=lambda g: g.current)  # the order reading takes
-                out.append((logical, [(g.path, g.size) for g in gens if not g.gone]))
+                out.append((logical, [(g.path, g.size) for g in gens if not g.gone and g.alias is None]))
             return out
 
     def export_state(self, full_digest: frozenset[str] = frozenset()) -> list[StreamSnap] | str:
@@ -1143,6 +1516,8 @@ class Sources:
                 for g in s.gens:
                     if g.gone or g.held or g.farewell or g.path != (s.logical if g.current else s.rot):
                         return f"{_name(g.path)}: a rotation or replacement is in progress"
+                    if g.copy is not None:
+                        return f"{_name(g.path)}: a copy of {_name(s.logical)} waits (copytruncate)"
                     snap = self._gen_snap(g, logical in full_digest)
                     if snap is None:
                         return f"{_name(g.path)}: cannot re-read what was read"
@@ -1176,7 +1551,7 @@ class Sources:
         return GenSnap(
             number=g.number, path=g.path, dev=g.dev, ino=g.ino, current=g.current, sig=g.sig, size=g.size,
             pos=g.pos, line_start=g.line_start, lineno=g.lineno, partial=bytes(g.partial), skipping=g.skipping,
-            head=g.head, flushed_at=g.flushed_at, tail=digests[0], prefix=digests[1],
+            head=g.head, flushed_at=g.flushed_at, tail=digests[0], prefix=digests[1], alias=g.alias,
         )  # fmt: skip
 
     def restore_state(
@@ -1237,7 +1612,12 @@ class Sources:
                         gs.head,
                         gs.flushed_at,
                     )
+                    g.alias = gs.alias
                     s.gens.append(g)
+                    if g.alias is None:
+                        self._inodes[(g.dev, g.ino)] = (s.logical, g)
+                    else:
+                        self._aliased = True
             self._dirty = True
             return None
 
@@ -1249,7 +1629,7 @@ class Sources:
         for logical in self._order:
             s = self._streams[logical]
             for g in s.gens:
-                pending += max(0, g.size - g.pos)
+                pending += _owed(g)
             for m in reversed(s.members):  # .1 first, like discovery order
                 g_at = next((g for g in s.gens if not g.gone and g.path == m), None)
                 exists = m in s.seen

@@ -86,6 +86,9 @@ class StatusLine(Static):
                 parts.append(f"{sep}{count(round(status.lines_per_s))} {lines}/s")
         if status.pending_bytes:
             parts.append((f"{sep}backfill {human_bytes(status.pending_bytes)} left", "$accent"))
+        if status.left_out:  # the discovery cap: files that exist and are never read
+            left = f"{sep}{count(status.left_out)} files left out (cap {count(status.file_cap)})"
+            parts.append((left, "$warning bold"))
         problems = status.problems_total
         parts.append(" · ")
         noun = "problem" if problems == 1 else "problems"
