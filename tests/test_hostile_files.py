@@ -422,3 +422,32 @@ def test_no_descriptor_leak_after_1000_atomic_replacements_and_deletions(session
     finally:
         engine.close()
     assert open_fds() == fds_before
+
+
+def test_an_unterminated_oversized_line_and_a_sparse_file_are_problems_and_quick(tmp_path: Path) -> None:
+    """A file ending in a 200 MB line with no newline, and a 2 GB sparse file (all NUL, no newline): each one
+    Problem with its place and length; the holes of the sparse file are skipped, not read (6.9 s before)."""
+    sessions = tmp_path / "sessions" / "--x--"
+    sessions.mkdir(parents=True)
+    long = sessions / "long.jsonl"
+    with open(long, "wb") as fh:
+        fh.write(transcript("0198f0a1-0000-7000-8000-0000000000bb"))
+        fh.truncate(fh.tell() + 200 * MiB)  # 200 MB more, a hole: NUL bytes, no newline
+    sparse = sessions / "sparse.jsonl"
+    with open(sparse, "wb") as fh:
+        fh.truncate(2048 * MiB)
+    engine = Engine([tmp_path / "sessions"])
+    try:
+        started = time.monotonic()
+        with time_limit(60):
+            engine.drain()
+        took = time.monotonic() - started
+        found = {p.path: (p.line, p.offset, p.error) for p in engine.state.problems}
+    finally:
+        engine.close()
+    line, offset, error = found[str(long)]
+    assert (line, offset) == (4, len(transcript("0198f0a1-0000-7000-8000-0000000000bb")))
+    assert f"{200 * MiB} bytes without a newline" in error
+    assert found[str(sparse)] == (1, 0, f"incomplete last line: {2048 * MiB} bytes without a newline (a write "
+                                        "in progress or a torn write); not read")  # fmt: skip
+    assert took < 20

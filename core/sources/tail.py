@@ -67,6 +67,10 @@ for new files this often. One pass over thousands of files after an idle stretch
 files on the benchmark machine (cold caches), so it cannot run every few seconds within an idle budget of 2 %
 CPU: at 120 s it is ~1 % for 3,500 files, spread evenly rather than in one burst."""
 
+UNDECIDED_S = 1.0
+"""How long a file at ``.1`` that is a strict prefix (under 64 bytes) of the current file's head may stay
+undecided (a ``cp`` still writing it) before it counts as an older file of its own."""
+
 NOTICE_KINDS = frozenset(
     {
         "truncated", "replaced", "deleted", "rotated", "recreated", "unreadable", "oversized_line", "not_a_file",
@@ -340,6 +344,7 @@ class _Stream:
         "pending_reason",
         "rot",
         "seen",
+        "undecided_since",
     )
 
     def __init__(self, logical: str) -> None:
@@ -356,6 +361,7 @@ class _Stream:
         self.mtime_ns = 0  # newest modification time of its files at the last survey (newest-first reading)
         self.alias_of: str | None = None  # the stream last named as reading this one's file (said once)
         self.hold = False  # a file at .1 may be a copy still being written: read nothing until the next look
+        self.undecided_since: float | None = None  # since when (monotonic) that file has been too short to tell
 
     @property
     def family(self) -> bool:
@@ -387,6 +393,13 @@ def _owed(g: _Gen) -> int:
     if g.denied or g.alias is not None or g.copy is not None:
         return 0
     return max(0, g.size - g.pos)
+
+
+def _newest(s: _Stream, g: _Gen) -> None:
+    """``g`` now holds the stream's newest content but the current file's: read after every other old one (the
+    reading order is ``s.gens``'s, current last; a file deleted earlier and still draining comes first)."""
+    s.gens.remove(g)
+    s.gens.append(g)
 
 
 _Position = tuple[int, int, int, bytes, bool, bytes, int]
@@ -1045,6 +1058,7 @@ class Sources:
             self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten in place (head changed); reading from 0")
 
     def _restart(self, s: _Stream, g: _Gen, out: _Out, kind: str, message: str) -> None:
+        _newest(s, g)
         g.number = s.new_number()
         g.reset()
         g.held.append((kind, message))
@@ -1194,10 +1208,15 @@ class Sources:
             return set()
         old = next((g for g in s.gens if not g.gone and (g.dev, g.ino) == key), None)
         if old is not None:
-            if old.copy is not None or old.alias is not None or old.current:
+            if old.alias is not None or old.current:
                 return set()
-            if st1.st_size >= old.pos and (old.fd is None or not old.head or self._head_matches(old)):
+            if old.copy is not None:
+                if old.copy is cur and old.fd is not None and st1.st_size >= len(old.head) and self._head_matches(old):
+                    return set()  # still the copy it was, waiting for the current file's truncation
+                # rewritten by a later `cp`, or waiting for a generation that started over: look at it afresh
+            elif st1.st_size >= old.pos and old.head and (old.fd is None or self._head_matches(old)):
                 return set()  # the older generation as it was: not rewritten
+            # (nothing read from it yet, or rewritten: whatever it holds now may be a copy of the current file)
         assert s.rot is not None
         # what the current generation was read from, and what its file starts with now (a copy of content that
         # replaced what was read: it waits for the next truncation, the current file is read from 0 meanwhile)
@@ -1209,10 +1228,22 @@ class Sources:
                     refs.append(now)
         verdict, ref = self._is_copy(refs, s.rot)
         if verdict is None:
-            return {key}
+            now = time.monotonic()
+            if s.undecided_since is None:
+                s.undecided_since = now
+            if now - s.undecided_since < UNDECIDED_S:
+                return {key}
+            verdict = False  # a few bytes that never grew: an older file that happens to start alike
+        s.undecided_since = None
         if not verdict:
+            if old is not None and old.copy is not None:  # no copy of anything read here: an older file, from 0
+                old.copy = None
+                _newest(s, old)
+                old.reset()
+                old.sig, old.size = None, st1.st_size
             return set()
         if old is not None:  # a second `cp` onto the last copy, in place: it holds the current file's bytes now
+            _newest(s, old)
             old.reset()
             old.held.clear()
             old.copy, old.number, old.sig, old.size, old.head = cur, cur.number, None, st1.st_size, ref
@@ -1240,6 +1271,8 @@ class Sources:
             return False, b""
         finally:
             os.close(fd)
+        if not head:
+            return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
         undecided = False
         for ref in refs:
             if len(head) >= len(ref) and head[: len(ref)] == ref:
@@ -1265,6 +1298,7 @@ class Sources:
             if (st.st_dev, st.st_ino) == (copy.dev, copy.ino):
                 copy.size = st.st_size
         copy.copy = None
+        _newest(s, copy)
         copy.number = g.number
         # the copy holds the bytes g was read from up to its own size (a copy shorter than g's head holds less)
         copy.head, copy.lineno, copy.flushed_at = g.head[: copy.size], g.lineno, g.flushed_at
