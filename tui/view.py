@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import time
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -23,8 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.kernel.directives import DirectiveLedger
+from core.kernel.logcols import ContinuityRows
 from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
+from core.logblock import NO_TIME
 from core.model import RESEND_KINDS, ContinuityLine, Problem, Turn
+from tui.logrows import LogRowView
 
 if TYPE_CHECKING:
     from core.engine import PollResult
@@ -285,7 +289,7 @@ class Snapshot:
     status: Status
     rates: Rates
     sessions: tuple[SessionSummary, ...]
-    rows: list[Row]
+    rows: Sequence[Row]
     rows_generation: int  # bumps when rows were rebuilt or reordered (not on plain appends)
     logs_only: bool
     problems: tuple[Problem, ...]  # newest first
@@ -321,7 +325,12 @@ class RowIndex:
     def __init__(self) -> None:
         self._rows: list[tuple[int, int, Row]] = []
         self._plain: list[Row] = []  # the same rows without their sort keys (copied per snapshot, cheaply)
-        self._published: list[Row] | None = None
+        self._published: Sequence[Row] | None = None
+        # logs-only mode: the rows are a view over the log's columns (`tui.logrows`)
+        self._log_order: array[int] | None = None  # None: reading order is time order
+        self._log_last = 0  # the newest time among the log rows taken
+        self._log_cache: dict[int, ContinuityLine] = {}
+        self._log_rows: ContinuityRows | None = None
         self._seen: dict[str, tuple[int, int]] = {}  # session key -> (id(session), turns taken)
         self._log_seen = 0
         self._logs_only = False
@@ -333,14 +342,17 @@ class RowIndex:
     def logs_only(self) -> bool:
         return self._logs_only
 
-    def rows(self) -> list[Row]:
+    def rows(self) -> Sequence[Row]:
         """The rows for one snapshot: a new list only when something changed (the UI keeps the old one)."""
         if self._published is None:
-            self._published = list(self._plain)
+            if self._logs_only and self._log_rows is not None:
+                self._published = LogRowView(self._log_rows, self._log_seen, self._log_order, self._log_cache)
+            else:
+                self._published = list(self._plain)
         return self._published
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._log_seen if self._logs_only else len(self._rows)
 
     def update(self, state: State) -> bool:
         """Take what is new in `state`; True when the row list changed."""
@@ -350,10 +362,7 @@ class RowIndex:
             return True
         new: list[tuple[int, int, Row]] = []
         if logs_only:
-            lines = state.log.continuity
-            for line in lines[self._log_seen :]:
-                new.append(self._keyed(line))
-            self._log_seen = len(lines)
+            return self._take_log_rows(state)
         else:
             # One pass that both takes new turns and notices a session that was replaced, shrank or went (then
             # everything is rebuilt): an unchanged session costs a lookup, which matters at thousands of them.
@@ -389,7 +398,39 @@ class RowIndex:
             self.generation += 1
         return True
 
+    def _take_log_rows(self, state: State) -> bool:
+        """Logs-only: take the new log rows (columns: nothing is made per line); True when the rows changed."""
+        rows = state.log.continuity
+        if self._log_rows is not None and self._log_rows is not rows:  # another state (an index restored)
+            self._rebuild(state, True)
+            return True
+        n = len(rows)
+        if n == self._log_seen and self._log_rows is rows:
+            return False
+        self._log_rows = rows
+        dated = array("q", filter(NO_TIME.__ne__, rows.ts[self._log_seen : n]))
+        in_order = self._log_order is None and (not dated or (dated[0] >= self._log_last and _ascending(dated)))
+        self._log_last = max(self._log_last, max(dated, default=self._log_last))
+        self._log_seen = n
+        self._published = None
+        if not in_order:
+            # rows older than rows already taken (a second log read after the first): the table's time order,
+            # undated rows staying where they were read, ties in reading order (as `_keyed` sorts turns)
+            eff, last = array("q"), 0
+            for ms in rows.ts[:n]:
+                if ms != NO_TIME:
+                    last = max(last, ms)
+                eff.append(last if ms == NO_TIME else ms)
+            self._log_order = array("q", sorted(range(n), key=eff.__getitem__))
+            self._log_cache.clear()
+            self.generation += 1
+        return True
+
     def _rebuild(self, state: State, logs_only: bool) -> None:
+        self._log_rows = None
+        self._log_order = None
+        self._log_last = 0
+        self._log_cache = {}
         self._rows = []
         self._plain = []
         self._published = None
@@ -409,6 +450,11 @@ class RowIndex:
             self._last_ms = max(self._last_ms, ms)
         self._seq += 1
         return (ms, self._seq, row)
+
+
+def _ascending(values: array[int]) -> bool:
+    """Whether `values` never decrease (C-speed: timsort of sorted input is one pass)."""
+    return values == array("q", sorted(values))
 
 
 def _sort_key(item: tuple[int, int, Row]) -> tuple[int, int]:
