@@ -500,13 +500,15 @@ class Engine:
         adapter = self.adapters.get(logical)
         lines: list[Line | Block]
         if adapter is None:
+            if logical in self.ignored:
+                _count(stat, items)  # a file of no format this tool reads: counted, never parsed
+                return
             # the format is told by the first line that is a JSON object: only the lines up to it are cut out of
             # their blocks (a 16 MiB first poll of a big log stays in blocks)
             head, tail = _up_to_first_object(path, items)
             adapter, sniffed = self._sniff(path, logical, head)
             if adapter is None:
-                if tail:
-                    self._lines(path, logical, tail)  # an ignored file: counted, never parsed
+                _count(stat, tail)  # the rest of a file just ignored (else nothing: no line decoded at all)
                 return
             lines = [*sniffed, *tail]
             stat.format = adapter.name
@@ -609,6 +611,16 @@ class Engine:
     def _problem(self, path: str, line: Line, reason: str) -> None:
         self._stat(path).bad_lines += 1
         self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))
+
+
+def _count(stat: SourceStat, items: list[Line | Block]) -> None:
+    for item in items:
+        if isinstance(item, Block):
+            stat.lines += item.lines
+            stat.bytes += len(item.data)
+        else:
+            stat.lines += 1
+            stat.bytes += len(item.data) + 1
 
 
 def _up_to_first_object(path: str, items: list[Line | Block]) -> tuple[list[Line], list[Line | Block]]:
