@@ -75,6 +75,18 @@ def seed_day(seed: int = 4) -> list[tuple[int, dict[str, object]]]:
     return out
 
 
+def day_bytes(day: int, seed: int = 4, *, session: str | None = None, start_ms: int | None = None) -> bytes:
+    """The lines of day `day` (times `day` days after `START`, or from `start_ms`), as written."""
+    base = day * DAY_MS if start_ms is None else start_ms - int(START.timestamp() * 1000)
+    out = []
+    for ms, fields in seed_day(seed):
+        record: dict[str, object] = {"ts": _iso(base + ms), **fields}
+        if session is not None and fields["event"] in (CONTINUITY_EVENT, CLOSE_EVENT):
+            record["sessionId"] = session
+        out.append(json.dumps(record, separators=(",", ":")) + "\n")
+    return "".join(out).encode()
+
+
 def write(path: Path, days: int, seed: int = 4) -> tuple[int, int]:
     """Write ``days`` copies of the seed day to ``path``; returns (bytes, lines)."""
     day = seed_day(seed)

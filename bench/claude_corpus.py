@@ -35,10 +35,49 @@ VERSION = "2.1.39"
 MODEL = "claude-opus-4-6"
 CALLS_PER_SESSION = (30, 70)
 SUBAGENT_SHARE = 0.08
-WORDS = (
-    "the function returns a list of rows read from the cache and the tests check that every row is kept in "
-    "order while the parser handles a line that was cut in the middle of a write so nothing is lost"
-).split()
+WORDS = [
+    "the",
+    "function",
+    "returns",
+    "a",
+    "list",
+    "of",
+    "rows",
+    "read",
+    "from",
+    "the",
+    "cache",
+    "and",
+    "the",
+    "tests",
+    "check",
+    "that",
+    "every",
+    "row",
+    "is",
+    "kept",
+    "in",
+    "order",
+    "while",
+    "the",
+    "parser",
+    "handles",
+    "a",
+    "line",
+    "that",
+    "was",
+    "cut",
+    "in",
+    "the",
+    "middle",
+    "of",
+    "a",
+    "write",
+    "so",
+    "nothing",
+    "is",
+    "lost",
+]
 CODE = [
     "def read_rows(path: Path) -> list[Row]:",
     '    """Rows of the file, in order; a torn last line is held back."""',
@@ -77,7 +116,7 @@ class _Session:
     def _uuid(self) -> str:
         return str(uuidlib.UUID(int=self.rng.getrandbits(128), version=4))
 
-    def _env(self, kind: str, ms: int, parent: str | None | bool = True) -> dict[str, Any]:
+    def _env(self, kind: str, ms: int, parent: str | bool | None = True) -> dict[str, Any]:
         uid = self._uuid()
         env: dict[str, Any] = {
             "parentUuid": self.last if parent is True else parent,
@@ -134,8 +173,9 @@ class _Session:
         env = self._env("user", ms)
         env["message"] = {"role": "user", "content": [{"tool_use_id": tool_id, "type": "tool_result",
                                                         "content": body, "is_error": False}]}  # fmt: skip
-        env["toolUseResult"] = {"type": "text", "file": {"filePath": f"{self.cwd}/src/cache.py", "content": body,
-                                                         "numLines": lines, "startLine": 1, "totalLines": lines}}  # fmt: skip
+        file = {"filePath": f"{self.cwd}/src/cache.py", "content": body, "numLines": lines, "startLine": 1,
+                "totalLines": lines}  # fmt: skip
+        env["toolUseResult"] = {"type": "text", "file": file}
         self._put(env)
         return len(body) // 4
 
