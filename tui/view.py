@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -176,14 +177,18 @@ def locate_problems(state: State, problems: tuple[Problem, ...]) -> tuple[tuple[
             if where is not None and where.path in marks:
                 marks[where.path].append((where.offset, (turn.session, turn.index)))
     logs_only = not state.sessions
-    for line in state.log.continuity:
-        found = marks.get(line.where.path)
-        if found is None:
-            continue
-        if logs_only:
-            found.append((line.where.offset, ("log:" + line.where.path, line.where.offset)))
-        elif line.matched_session is not None and line.matched_turn is not None:
-            found.append((line.where.offset, (line.matched_session, line.matched_turn)))
+    rows = state.log.continuity
+    codes = {rows.files.codes[path]: path for path in paths if path in rows.files.codes}
+    if logs_only:  # every decision line of a file that holds a problem (read from the columns)
+        for code, path in codes.items():
+            found = marks[path]
+            in_file = map(code.__eq__, rows.file)
+            found.extend((offset, ("log:" + path, offset)) for offset in compress(rows.offset, in_file))
+    else:
+        for row, (session_id, turn_index) in rows.matched.items():
+            path = codes.get(rows.file[row])
+            if path is not None:
+                marks[path].append((rows.offset[row], (session_id, turn_index)))
     for found in marks.values():
         found.sort()
     out: list[tuple[str, int] | None] = []

@@ -80,12 +80,14 @@ class _Builder:
         selected = self._sessions()
         turns = [turn for _, session_turns in selected for turn in session_turns]
         problems = [*self.state.problems, *self.options.pending][-MAX_PROBLEMS:]
-        lines = [line for line in self.state.log.continuity if self.options.in_window(line.ts_ms)]
-        self.log_lines = log_lines_by_session(lines)
+        rows = self.state.log.continuity
+        in_window = self.options.in_window
+        self.keep = [in_window(rows.ms(row)) for row in range(len(rows))] if self.options.windowed else None
+        self.log_lines = log_lines_by_session(rows, self.keep)
         sessions = [self._session(session, session_turns) for session, session_turns in selected]
         if not self.options.filtered:  # (a turn filter selects turns: a session of log lines has none)
             known = {session.session_id for session in self.state.sessions.values()}
-            sessions += log_sessions(lines, known, self.options.session, self._agent_of_path)
+            sessions += log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path)
         return {
             "schema": SCHEMA,
             "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
@@ -162,8 +164,8 @@ class _Builder:
     def _continuity(self) -> dict[str, Any]:
         log = self.state.log
         rows = log.continuity
-        if self.options.windowed:
-            keep = [self.options.in_window(rows.ms(row)) for row in range(len(rows))]
+        keep = self.keep
+        if keep is not None:
             stats = LogStats()
             stats.add_block(select_rows(rows, keep))
             closes = log.closes
@@ -207,8 +209,8 @@ class _Builder:
                     "reason": name(s.reason),
                     "length": s.length,
                     # the text is read only when the time is not usable: it is then kept as written
-                    "start": iso(s.start_ms, s.start_text),
-                    "end": iso(s.end_ms, s.end_text),
+                    "start": iso(s.start_ms, s.start),
+                    "end": iso(s.end_ms, s.end),
                     "count_first": s.count_first,
                     "count_last": s.count_last,
                 }
