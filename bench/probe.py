@@ -194,6 +194,127 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[index]
 
 
+# ---------------------------------------------------------------------------------------------- a log dashboard
+def run_logapp(args: argparse.Namespace) -> dict[str, Any]:
+    """The dashboard on a logs dir: when the full count is on screen (the rates pane shows `--expect` decisions)
+    and the peak RSS then; with `--live-log`, the RSS a line costs while a writer appends at `--live-rate`."""
+    from tui.app import ContinuityApp
+    from tui.cli import tune_gc, tune_malloc
+    from tui.commands import open_engine
+
+    tune_gc()
+    tune_malloc()
+    t0: float = args.t0
+    marks: dict[str, float] = {}
+    shown: list[int] = [0]
+
+    class ProbeApp(ContinuityApp):
+        def on_mount(self) -> None:
+            self.call_after_refresh(lambda: marks.setdefault("paint", time.time()))
+
+        def on_snapshot_ready(self, message: Any) -> None:
+            events = message.snapshot.rates.events
+            self.call_after_refresh(lambda: self._seen(events))
+
+        def _seen(self, events: int) -> None:
+            shown[0] = max(shown[0], events)
+            if args.expect and events >= args.expect and "full" not in marks:
+                marks["full"] = time.time()
+                marks["full_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    engine = open_engine([Path(p) for p in args.paths], [], watch=True)
+    app = ProbeApp(engine)
+    result: dict[str, Any] = {}
+
+    async def drive() -> None:
+        async with app.run_test(headless=True, size=(160, 45)):
+            deadline = time.time() + args.timeout
+            while time.time() < deadline and (not app.loaded.is_set() or (args.expect and "full" not in marks)):
+                await asyncio.sleep(0.02)
+            if args.live_log:
+                await asyncio.sleep(2.0)  # the backfill's last snapshot settles
+                result.update(await _live_log(args, engine, shown))
+
+    try:
+        asyncio.run(drive())
+    finally:
+        engine.close()
+    result.update(
+        first_paint_s=marks["paint"] - t0 if "paint" in marks else None,
+        full_count_s=marks["full"] - t0 if "full" in marks else None,
+        full_rss_mb=marks.get("full_rss"),
+        rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        events=engine.state.log.stats.events,
+    )
+    return result
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+async def _live_log(args: argparse.Namespace, engine: Any, shown: list[int]) -> dict[str, Any]:
+    """Append log lines at a steady rate; RSS growth per line once every line is counted on screen."""
+    before_events = engine.state.log.stats.events
+    before_rss = _rss_kb()
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "bench.probe", "logwriter", args.live_log, "--rate", str(args.live_rate),
+         "--seconds", str(args.live_seconds)],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    while writer.poll() is None:
+        await asyncio.sleep(0.05)
+    out = writer.stdout.read() if writer.stdout is not None else b""
+    wrote = json.loads(out or b"{}")
+    want = before_events + int(wrote.get("continuity", 0))
+    deadline = time.time() + 30.0
+    while time.time() < deadline and shown[0] < want:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)
+    lines = int(wrote.get("lines", 0))
+    grown = (_rss_kb() - before_rss) * 1024
+    return {
+        "live_lines": lines,
+        "live_rate_achieved": wrote.get("rate"),
+        "live_bytes_per_line": grown / lines if lines else None,
+        "live_exact": shown[0] == want and engine.state.log.stats.events == want,
+    }
+
+
+def run_logwriter(args: argparse.Namespace) -> dict[str, Any]:
+    """Append senpi log lines (the benchmark log's seed day, times from now on) at `rate` lines/s, one write
+    each (O_APPEND, as senpi's appendFile), for `seconds`."""
+    from bench.biglog import day_bytes
+
+    now_ms = int(time.time() * 1000)
+    fd = os.open(args.dst, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    lines = continuity = 0
+    start = time.perf_counter()
+    stop_at = start + args.seconds
+    day = 0
+    try:
+        while time.perf_counter() < stop_at:
+            for line in day_bytes(0, start_ms=now_ms + day * 86_400_000).splitlines(keepends=True):
+                due = start + lines / args.rate
+                pause = due - time.perf_counter()
+                if pause > 0.002:
+                    time.sleep(pause)
+                if time.perf_counter() >= stop_at:
+                    break
+                os.write(fd, line)
+                lines += 1
+                continuity += b"_continuity" in line
+            day += 1
+    finally:
+        os.close(fd)
+    took = time.perf_counter() - start
+    return {"lines": lines, "continuity": continuity, "rate": round(lines / took) if took else None}
+
+
 # ---------------------------------------------------------------------------------------------- the writer
 def run_writer(args: argparse.Namespace) -> list[float]:
     """Append ``src``'s lines to ``dst`` at ``rate`` lines/s for at most ``seconds``; one write per line, like
@@ -260,6 +381,18 @@ def main(argv: list[str] | None = None) -> int:
     app.add_argument("--live-seconds", type=float, default=15.0)
     app.add_argument("--index", help="persistent index directory: restore from it at start")
     app.add_argument("--save-index", action="store_true", help="save the index once the backfill settled")
+    logapp = sub.add_parser("logapp")
+    logapp.add_argument("paths", nargs="+")
+    logapp.add_argument("--t0", type=float, required=True)
+    logapp.add_argument("--expect", type=int, default=0, help="decisions the full count shows")
+    logapp.add_argument("--timeout", type=float, default=600.0)
+    logapp.add_argument("--live-log", help="a session.log to append to once the backfill settled")
+    logapp.add_argument("--live-rate", type=float, default=5000.0)
+    logapp.add_argument("--live-seconds", type=float, default=30.0)
+    logwriter = sub.add_parser("logwriter")
+    logwriter.add_argument("dst")
+    logwriter.add_argument("--rate", type=float, default=5000.0)
+    logwriter.add_argument("--seconds", type=float, default=30.0)
     writer = sub.add_parser("writer")
     writer.add_argument("src")
     writer.add_argument("dst")
@@ -268,6 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "writer":
         print(json.dumps(run_writer(args)))
+    elif args.command == "logwriter":
+        print(json.dumps(run_logwriter(args)))
+    elif args.command == "logapp":
+        print(json.dumps(run_logapp(args)))
     else:
         print(json.dumps(run_app(args)))
     return 0

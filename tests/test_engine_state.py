@@ -212,3 +212,15 @@ def test_a_snapshot_names_an_unterminated_last_line_and_rotation_is_not_a_proble
     engine.drain()  # named once, not on every snapshot
     assert len(engine.state.problems) == 1
     engine.close()
+
+
+def test_a_big_file_of_another_format_is_counted_whole_and_ignored_once(tmp_path: Path) -> None:
+    """Its lines come from the tailer in blocks: all counted, none parsed, one problem (not one per line)."""
+    path = tmp_path / "other.jsonl"
+    lines = [b"not json"] + [orjson.dumps({"unknown": i, "pad": "x" * 200}) for i in range(20_000)]
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    engine = Engine([path])
+    engine.drain()
+    stat = engine.stats[str(path)]
+    assert (stat.lines, stat.bytes) == (len(lines), path.stat().st_size)
+    assert [p.error for p in engine.state.problems] == ["not a format this tool reads; file ignored"]

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: (layer, module prefixes), lowest first; a module is in the layer of its longest matching prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("model", ("core", "core.model", "core.timeutil", "core.sanitize")),
+    ("model", ("core", "core.model", "core.logblock", "core.timeutil", "core.sanitize")),
     ("kernel", ("core.kernel",)),
     ("formats", ("core.formats",)),
     ("sources", ("core.sources",)),

@@ -55,7 +55,8 @@ def test_streaks_are_maximal_runs_excluding_delta_and_singletons() -> None:
         ("flatten", "assistant_rewritten", 3, 4, 8),
         ("flatten", "idle_ttl", 2, 9, 10),  # the open run at the end qualifies too
     ]
-    assert streaks[0].start == iso_ms(T0 + 3000) and streaks[0].end == iso_ms(T0 + 5000)
+    assert streaks[0].start_ms == T0 + 3000 and streaks[0].end_ms == T0 + 5000
+    assert streaks[0].start_text() == iso_ms(T0 + 3000)  # canonical times are not kept as text
 
 
 def test_equal_length_streaks_sort_by_start() -> None:

@@ -101,6 +101,22 @@ def tune_gc() -> None:
     gc.set_threshold(70_000, 20, 20)
 
 
+def tune_malloc() -> None:
+    """Keep glibc's mmap threshold at its 128 KiB default instead of letting it grow: reading a log frees one
+    ~1 MiB block after another, and once the threshold has risen past their size they come from the heap, whose
+    freed pages are not returned (the 166 MB log's report peaked at 167 MB with a risen threshold, 150 MB
+    without). A no-op where the C library is not glibc."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    m_mmap_threshold = -3  # glibc <malloc.h>
+    mallopt(m_mmap_threshold, 128 * 1024)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -114,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     tune_gc()
+    tune_malloc()
     if argv and argv[0] in ("report", "check"):
         args = build_parser().parse_args(argv)
         from tui.commands import run_check, run_report  # no textual import on this path

@@ -15,18 +15,23 @@ from __future__ import annotations
 import bisect
 import itertools
 import time
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.agents import adapter_named, agent_of
 from core.kernel.calls import resend_share
 from core.kernel.directives import DirectiveLedger
+from core.kernel.logcols import ContinuityRows
 from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
+from core.logblock import NO_SESSION, NO_TIME
 from core.model import ContinuityLine, Problem, Turn
+from tui.logrows import LogRowView
 
 if TYPE_CHECKING:
     from core.engine import PollResult
@@ -174,14 +179,18 @@ def locate_problems(state: State, problems: tuple[Problem, ...]) -> tuple[tuple[
             if where is not None and where.path in marks:
                 marks[where.path].append((where.offset, (turn.session, turn.index)))
     logs_only = not state.sessions
-    for line in state.log.continuity:
-        found = marks.get(line.where.path)
-        if found is None:
-            continue
-        if logs_only:
-            found.append((line.where.offset, ("log:" + line.where.path, line.where.offset)))
-        elif line.matched_session is not None and line.matched_turn is not None:
-            found.append((line.where.offset, (line.matched_session, line.matched_turn)))
+    rows = state.log.continuity
+    codes = {rows.files.codes[path]: path for path in paths if path in rows.files.codes}
+    if logs_only:  # every decision line of a file that holds a problem (read from the columns)
+        for code, path in codes.items():
+            found = marks[path]
+            in_file = map(code.__eq__, rows.file)
+            found.extend((offset, ("log:" + path, offset)) for offset in compress(rows.offset, in_file))
+    else:
+        for row, (session_id, turn_index) in rows.matched.items():
+            path = codes.get(rows.file[row])
+            if path is not None:
+                marks[path].append((rows.offset[row], (session_id, turn_index)))
     for found in marks.values():
         found.sort()
     out: list[tuple[str, int] | None] = []
@@ -300,7 +309,7 @@ class Snapshot:
     status: Status
     rates: Rates
     sessions: tuple[SessionSummary, ...]
-    rows: list[Row]
+    rows: Sequence[Row]
     rows_generation: int  # bumps when rows were rebuilt or reordered (not on plain appends)
     logs_only: bool
     problems: tuple[Problem, ...]  # newest first
@@ -336,7 +345,12 @@ class RowIndex:
     def __init__(self) -> None:
         self._rows: list[tuple[int, int, Row]] = []
         self._plain: list[Row] = []  # the same rows without their sort keys (copied per snapshot, cheaply)
-        self._published: list[Row] | None = None
+        self._published: Sequence[Row] | None = None
+        # logs-only mode: the rows are a view over the log's columns (`tui.logrows`)
+        self._log_order: array[int] | None = None  # None: reading order is time order
+        self._log_last = 0  # the newest time among the log rows taken
+        self._log_cache: dict[int, ContinuityLine] = {}
+        self._log_rows: ContinuityRows | None = None
         #: session key -> (id(session), turns taken, the last turn taken: still there when only appends happened)
         self._seen: dict[str, tuple[int, int, Turn | None]] = {}
         self._log_seen = 0
@@ -349,14 +363,17 @@ class RowIndex:
     def logs_only(self) -> bool:
         return self._logs_only
 
-    def rows(self) -> list[Row]:
+    def rows(self) -> Sequence[Row]:
         """The rows for one snapshot: a new list only when something changed (the UI keeps the old one)."""
         if self._published is None:
-            self._published = list(self._plain)
+            if self._logs_only and self._log_rows is not None:
+                self._published = LogRowView(self._log_rows, self._log_seen, self._log_order, self._log_cache)
+            else:
+                self._published = list(self._plain)
         return self._published
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._log_seen if self._logs_only else len(self._rows)
 
     def update(self, state: State) -> bool:
         """Take what is new in `state`; True when the row list changed."""
@@ -366,10 +383,7 @@ class RowIndex:
             return True
         new: list[tuple[int, int, Row]] = []
         if logs_only:
-            lines = state.log.continuity
-            for line in lines[self._log_seen :]:
-                new.append(self._keyed(line))
-            self._log_seen = len(lines)
+            return self._take_log_rows(state)
         else:
             # One pass that both takes new turns and notices a session that was replaced, shrank or went (then
             # everything is rebuilt): an unchanged session costs a lookup, which matters at thousands of them.
@@ -411,7 +425,39 @@ class RowIndex:
             self.generation += 1
         return True
 
+    def _take_log_rows(self, state: State) -> bool:
+        """Logs-only: take the new log rows (columns: nothing is made per line); True when the rows changed."""
+        rows = state.log.continuity
+        if self._log_rows is not None and self._log_rows is not rows:  # another state (an index restored)
+            self._rebuild(state, True)
+            return True
+        n = len(rows)
+        if n == self._log_seen and self._log_rows is rows:
+            return False
+        self._log_rows = rows
+        dated = array("q", filter(NO_TIME.__ne__, rows.ts[self._log_seen : n]))
+        in_order = self._log_order is None and (not dated or (dated[0] >= self._log_last and _ascending(dated)))
+        self._log_last = max(self._log_last, max(dated, default=self._log_last))
+        self._log_seen = n
+        self._published = None
+        if not in_order:
+            # rows older than rows already taken (a second log read after the first): the table's time order,
+            # undated rows staying where they were read, ties in reading order (as `_keyed` sorts turns)
+            eff, last = array("q"), 0
+            for ms in rows.ts[:n]:
+                if ms != NO_TIME:
+                    last = max(last, ms)
+                eff.append(last if ms == NO_TIME else ms)
+            self._log_order = array("q", sorted(range(n), key=eff.__getitem__))
+            self._log_cache.clear()
+            self.generation += 1
+        return True
+
     def _rebuild(self, state: State, logs_only: bool) -> None:
+        self._log_rows = None
+        self._log_order = None
+        self._log_last = 0
+        self._log_cache = {}
         self._rows = []
         self._plain = []
         self._published = None
@@ -431,6 +477,11 @@ class RowIndex:
             self._last_ms = max(self._last_ms, ms)
         self._seq += 1
         return (ms, self._seq, row)
+
+
+def _ascending(values: array[int]) -> bool:
+    """Whether `values` never decrease (C-speed: timsort of sorted input is one pass)."""
+    return values == array("q", sorted(values))
 
 
 def _sort_key(item: tuple[int, int, Row]) -> tuple[int, int]:
@@ -563,29 +614,36 @@ class LogSessions:
 
     def __init__(self) -> None:
         self._read = 0
-        self._lines: list[ContinuityLine] | None = None
+        self._lines: ContinuityRows | None = None
         self._by: dict[str, SessionSummary] = {}
 
-    def update(self, lines: list[ContinuityLine], known: set[str],
+    def update(self, lines: ContinuityRows, known: set[str],
                agent_of: Callable[[str], str]) -> tuple[SessionSummary, ...]:  # fmt: skip
+        """Read from the log's columns (`core.kernel.logcols`): only the rows that name a session are looked at,
+        and no `ContinuityLine` is made for them."""
         if lines is not self._lines or len(lines) < self._read:  # a log replaced or truncated: read it again
             self._lines, self._read, self._by = lines, 0, {}
-        for line in lines[self._read :]:
-            sid = line.session_id
+        n = len(lines)
+        sessions = lines.session
+        for row in range(self._read, n):
+            if sessions[row] == NO_SESSION:
+                continue
+            sid = lines.session_id(row)
             if sid is None:
                 continue
             found = self._by.get(sid)
             if found is None:
-                summary = SessionSummary(f"log:{sid}", sid, None, agent_of(line.where.path), log_only=True)
+                summary = SessionSummary(f"log:{sid}", sid, None, agent_of(lines.where(row).path), log_only=True)
             else:
                 summary = replace(found, by_kind=Counter(found.by_kind))
-            summary.by_kind[line.kind] += 1
+            summary.by_kind[lines.kind_of(row)] += 1
             summary.log_lines += 1
-            if line.ts_ms is not None:
-                summary.first_ms = line.ts_ms if summary.first_ms is None else min(summary.first_ms, line.ts_ms)
-                summary.last_ms = line.ts_ms if summary.last_ms is None else max(summary.last_ms, line.ts_ms)
+            ms = lines.ms(row)
+            if ms is not None:
+                summary.first_ms = ms if summary.first_ms is None else min(summary.first_ms, ms)
+                summary.last_ms = ms if summary.last_ms is None else max(summary.last_ms, ms)
             self._by[sid] = summary
-        self._read = len(lines)
+        self._read = n
         return tuple(summary for sid, summary in self._by.items() if sid not in known)
 
 

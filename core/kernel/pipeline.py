@@ -124,7 +124,10 @@ class SessionAnalyzer:
 
 
 class RecordHandler:
-    """Base of the record handlers: one instance per `State`, made when its agent's first record arrives."""
+    """Base of the record handlers: one instance per `State`, made when its agent's first record that may
+    concern them arrives. Log decision and close lines reach handlers only when they name a session and the
+    state holds sessions (a line read before any session is evidence for none: a cold read meets the log
+    first); other log events and problems are the state's alone."""
 
     #: the record types this handler is given (only records of its own agent's files)
     handles: ClassVar[tuple[type, ...]] = ()
@@ -135,6 +138,10 @@ class RecordHandler:
 
     def on_record(self, store: Store, record: Record) -> None:
         """One record of a type in `handles`, after the state holder applied it."""
+
+    def on_log_sessions(self, store: Store, named: Mapping[str, int]) -> None:
+        """A block of this agent's log was applied as columns (no records): session id -> how many of its
+        continuity and close lines name that session (the lines of one block, in one go)."""
 
     def forget_session(self, session: Session) -> None:
         """A session of this agent is forgotten (truncated, replaced, rebuilt): drop what points into it."""

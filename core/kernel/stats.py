@@ -1,22 +1,36 @@
 """Aggregates over the continuity and close lines of the logs: counts, reasons, streaks, peak, rates.
 
-Everything here is O(1) per line: streaks are closed as runs end, rates keep a bounded window.
+Everything here is O(1) per *run* of equal lines: a block of a log arrives as runs of equal (kind, reason)
+(`core.kernel.logcols.LogBlock`), and counts, streaks and the peak are updated once per run (a 1.1M-line log
+has ~200,000 runs), the per-line values read from the block's arrays in C. One line at a time
+(`add_continuity`) gives the same aggregates: it is a run of one. Rates read the newest rows of the columns.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import groupby
 
+from core.kernel.logcols import ContinuityRows, LogColumns
+from core.logblock import BIG_COUNT, NO_COUNT, NO_TIME, LogBlock, canonical
 from core.model import KINDS, RESEND_KINDS, CloseLine, ContinuityLine
+from core.timeutil import iso_ms
 
 RATE_WINDOW_MS = 10 * 60_000
 PEAK_KINDS = frozenset({"flatten", "fork", "bootstrap"})
+RECENT_ROWS = 100_000
+"""Rates look at most this many of the newest dated lines (a bound on the work of one repaint)."""
 
 
 @dataclass(slots=True)
 class Streak:
-    """A maximal run of consecutive continuity lines with one (kind, reason)."""
+    """A maximal run of consecutive continuity lines with one (kind, reason).
+
+    For the log's streaks `start`/`end` hold the first and last line's `ts` only when it is not the canonical
+    form of `start_ms`/`end_ms` (an odd or unusable time), else "": a block's runs are made without formatting a
+    time (176,000 runs on the 1.1M-line log); `start_text` gives the text either way."""
 
     kind: str
     reason: str
@@ -27,6 +41,9 @@ class Streak:
     end: str
     count_first: int | None
     count_last: int | None
+
+    def start_text(self) -> str:
+        return self.start or iso_ms(self.start_ms) or ""
 
 
 @dataclass(slots=True)
@@ -39,6 +56,9 @@ class Peak:
 
 @dataclass
 class LogStats:
+    """The log aggregates. `rows` are the continuity lines they were made from (rates read them); a LogStats
+    made without rows keeps its own, fed by `add_continuity`."""
+
     events: int = 0
     by_kind: Counter[str] = field(default_factory=Counter)
     by_reason: dict[str, Counter[str]] = field(default_factory=dict)
@@ -46,32 +66,99 @@ class LogStats:
     streaks: list[Streak] = field(default_factory=list)  # finished runs that qualify
     run: Streak | None = None  # the current run (any kind), for "current streak"
     peak: Peak | None = None
-    recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=100_000))
     last_ms: int | None = None
+    rows: ContinuityRows | None = None
+    _owns_rows: bool = False
 
+    def __post_init__(self) -> None:
+        if self.rows is None:
+            self.rows = LogColumns().continuity
+            self._owns_rows = True
+
+    # ------------------------------------------------------------------ one line
     def add_continuity(self, line: ContinuityLine) -> None:
-        self.events += 1
-        self.by_kind[line.kind] += 1
-        reasons = self.by_reason.get(line.reason)
-        if reasons is None:  # not setdefault: that builds a Counter per line, a third of this method's cost
-            reasons = self.by_reason[line.reason] = Counter()
-        reasons[line.kind] += 1
+        if self._owns_rows:
+            assert self.rows is not None
+            self.rows.append_line(line)
+        self._count(line.kind, line.reason, 1)
         if line.ts_ms is not None:
-            self.recent.append((line.ts_ms, line.kind))
             self.last_ms = line.ts_ms if self.last_ms is None else max(self.last_ms, line.ts_ms)
         if line.count is not None and line.kind in PEAK_KINDS and (self.peak is None or line.count > self.peak.value):
             self.peak = Peak(line.count, line.ts, line.ts_ms, line.kind)
+        text = "" if canonical(line.ts, line.ts_ms) else line.ts
         run = self.run
         if run is not None and run.kind == line.kind and run.reason == line.reason:
             run.length += 1
-            run.end, run.end_ms, run.count_last = line.ts, line.ts_ms, line.count
+            run.end, run.end_ms, run.count_last = text, line.ts_ms, line.count
             return
         self._close_run()
-        self.run = Streak(line.kind, line.reason, 1, line.ts_ms, line.ts_ms, line.ts, line.ts, line.count, line.count)
+        self.run = Streak(line.kind, line.reason, 1, line.ts_ms, line.ts_ms, text, text, line.count, line.count)
 
+    # ------------------------------------------------------------------ a block, run by run
+    def add_block(self, block: LogBlock) -> None:
+        """A block's continuity rows (in order, after the ones already counted): the same aggregates as
+        `add_continuity` on each of its lines, with Python work per run, not per line (a Streak is made only
+        for a run that can be one: not delta, two lines or more; and for the block's last, open run)."""
+        runs = block.runs
+        if not runs:
+            return
+        ts, counts, texts, big = block.ts, block.count, block.texts, block.big_counts
+        newest = max(ts)
+        if newest != NO_TIME:
+            self.last_ms = newest if self.last_ms is None else max(self.last_ms, newest)
+        totals: dict[tuple[str, str], int] = {}
+        streaks = self.streaks
+        run = self.run
+        peak = self.peak
+        last_run = len(runs) - 1
+        a = 0
+        for i, (kind, reason, n) in enumerate(runs):
+            b = a + n
+            key = (kind, reason)
+            totals[key] = totals.get(key, 0) + n
+            if kind in PEAK_KINDS:
+                if big and any(a <= row < b for row in big):
+                    top_row, value = _biggest(counts, big, a, b)
+                else:
+                    value = max(counts[a:b]) if n > 1 else counts[a]
+                    top_row = -1 if value == NO_COUNT else counts.index(value, a, b)
+                if top_row >= 0 and (peak is None or value > peak.value):
+                    peak = Peak(value, texts.get(top_row) or iso_ms(ts[top_row]) or "", _ms(ts[top_row]), kind)
+            last = b - 1
+            if i == 0 and run is not None and run.kind == kind and run.reason == reason:
+                run.length += n  # the open run goes on across the seam
+                run.end, run.end_ms = texts.get(last, ""), _ms(ts[last])
+                run.count_last = _count(counts, big, last)
+            elif i < last_run and (n < 2 or kind == "delta"):
+                if run is not None and run.length >= 2 and run.kind != "delta":
+                    streaks.append(run)
+                run = None  # a run that is no streak and not the last: nothing to keep
+            else:
+                if run is not None and run.length >= 2 and run.kind != "delta":
+                    streaks.append(run)
+                run = Streak(kind, reason, n, _ms(ts[a]), _ms(ts[last]), texts.get(a, ""), texts.get(last, ""),
+                             _count(counts, big, a), _count(counts, big, last))  # fmt: skip
+            a = b
+        self.run, self.peak = run, peak
+        for (kind, reason), n in totals.items():
+            self._count(kind, reason, n)
+
+    def _count(self, kind: str, reason: str, n: int) -> None:
+        self.events += n
+        self.by_kind[kind] += n
+        reasons = self.by_reason.get(reason)
+        if reasons is None:  # not setdefault: that builds a Counter per call
+            reasons = self.by_reason[reason] = Counter()
+        reasons[kind] += n
+
+    # ------------------------------------------------------------------ closes
     def add_close(self, line: CloseLine) -> None:
         self.closes[line.reason] += 1
 
+    def add_closes(self, reasons: Iterable[str]) -> None:
+        self.closes.update(reasons)
+
+    # ------------------------------------------------------------------ reading
     def _close_run(self) -> None:
         if self.run is not None and _qualifies(self.run):
             self.streaks.append(self.run)
@@ -81,8 +168,8 @@ class LogStats:
         runs = list(self.streaks)
         if self.run is not None and _qualifies(self.run):
             runs.append(self.run)
-        runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0, s.start))
-        return runs
+        runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0))
+        return _ties_by_text(runs)
 
     def kinds(self) -> dict[str, int]:
         """All five kinds always, then any other kind seen."""
@@ -97,16 +184,26 @@ class LogStats:
         return round(sum(self.by_kind[k] for k in RESEND_KINDS) / self.events, 4)
 
     def rates_per_minute(self, now_ms: int) -> dict[str, float]:
-        """Per-minute rate of each kind over the 10 minutes ending at `now_ms`."""
+        """Per-minute rate of each kind over the 10 minutes ending at `now_ms` (the newest `RECENT_ROWS` dated
+        lines, walked from the newest back to the first one older than the window)."""
         start = now_ms - RATE_WINDOW_MS
-        counts: Counter[str] = Counter()
-        for ts, kind in reversed(self.recent):
-            if ts < start:
+        counts: Counter[int] = Counter()
+        rows = self.rows
+        assert rows is not None
+        ts, kind = rows.ts, rows.kind
+        seen = 0
+        for row in range(len(ts) - 1, -1, -1):
+            ms = ts[row]
+            if ms == NO_TIME:
+                continue
+            seen += 1
+            if ms < start or seen > RECENT_ROWS:
                 break
-            if ts <= now_ms:
-                counts[kind] += 1
+            if ms <= now_ms:
+                counts[kind[row]] += 1
         minutes = RATE_WINDOW_MS / 60_000
-        return {kind: round(counts.get(kind, 0) / minutes, 2) for kind in self.kinds()}
+        named = Counter({rows.kinds.values[code]: n for code, n in counts.items()})
+        return {k: round(named.get(k, 0) / minutes, 2) for k in self.kinds()}
 
     def window_end(self, wall_ms: int) -> int:
         """Rates end at wall-clock now while data is live, else at the newest line (historical logs)."""
@@ -115,5 +212,40 @@ class LogStats:
         return self.last_ms
 
 
+def _ties_by_text(runs: list[Streak]) -> list[Streak]:
+    """Streaks of equal length and start time, ordered by their start text (the order has always been
+    (-length, start time, start text)); the text is formatted only for such ties."""
+    out: list[Streak] = []
+    for _, group in groupby(runs, key=lambda s: (s.length, s.start_ms if s.start_ms is not None else 0)):
+        tied = list(group)
+        if len(tied) > 1:
+            tied.sort(key=Streak.start_text)
+        out.extend(tied)
+    return out
+
+
 def _qualifies(run: Streak) -> bool:
     return run.kind != "delta" and run.length >= 2
+
+
+def _ms(value: int) -> int | None:
+    return None if value == NO_TIME else value
+
+
+def _count(counts: object, big: dict[int, int], row: int) -> int | None:
+    value = counts[row]  # type: ignore[index]
+    if value == NO_COUNT:
+        return None
+    if value == BIG_COUNT:
+        return big[row]
+    return value  # type: ignore[no-any-return]
+
+
+def _biggest(counts: object, big: dict[int, int], a: int, b: int) -> tuple[int, int]:
+    """(row, value) of the first largest count in rows [a, b) when some do not fit the column (rare)."""
+    best_row, best = -1, 0
+    for row in range(a, b):
+        value = _count(counts, big, row)
+        if value is not None and (best_row < 0 or value > best):
+            best_row, best = row, value
+    return best_row, best

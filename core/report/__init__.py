@@ -90,8 +90,16 @@ def write(report: dict[str, Any], fmt: str, out: IO[bytes]) -> None:
         out.write(orjson.dumps(turn, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
         first = False
     out.write(b"[]" if first else b"\n  ]")
-    out.write(_skeleton(report).partition(_TURNS_MARK_JSON)[2])
+    out.write(_skeleton(_after_turns(report)).partition(_TURNS_MARK_JSON)[2])
     out.write(b"\n")
+
+
+def _after_turns(report: dict[str, Any]) -> dict[str, Any]:
+    """The report with every field before `turns` emptied: the tail is dumped after the turns (the redaction
+    summary counts them), and the fields before them (a big log's streaks) need not be dumped twice."""
+    keys = list(report)
+    cut = keys.index("turns")
+    return {key: (None if i < cut else report[key]) for i, key in enumerate(keys)}
 
 
 def _skeleton(report: dict[str, Any]) -> bytes:

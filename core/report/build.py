@@ -21,13 +21,13 @@ from typing import Any, Protocol
 from core import __version__
 from core.agents import SESSION_EXTRAS, TURN_EXTRAS, adapter_named, agent_of
 from core.kernel.stats import LogStats
-from core.model import KINDS, CommitInfo, ContinuityLine, Decision, Problem, Turn
+from core.model import KINDS, CommitInfo, Decision, Problem, Turn
 from core.report import sections
 from core.report.calls import UNKNOWN, calls_section, is_call, log_lines_by_session, log_sessions, session_tokens
 from core.report.options import ReportOptions
-from core.report.redact import redact_report
+from core.report.redact import already_redacted, redact_report, redact_text
 from core.report.stream import TurnStream
-from core.report.timeline import timeline
+from core.report.timeline import select_rows, timeline_rows
 from core.report.values import body_value, iso, opt_text, plain_value, text
 from core.sources.reread import reread_entry
 from core.state import SessionState, State
@@ -80,12 +80,14 @@ class _Builder:
         selected = self._sessions()
         turns = [turn for _, session_turns in selected for turn in session_turns]
         problems = [*self.state.problems, *self.options.pending][-MAX_PROBLEMS:]
-        lines = [line for line in self.state.log.continuity if self.options.in_window(line.ts_ms)]
-        self.log_lines = log_lines_by_session(lines)
+        rows = self.state.log.continuity
+        in_window = self.options.in_window
+        self.keep = [in_window(rows.ms(row)) for row in range(len(rows))] if self.options.windowed else None
+        self.log_lines = log_lines_by_session(rows, self.keep)
         sessions = [self._session(session, session_turns) for session, session_turns in selected]
         if not self.options.filtered:  # (a turn filter selects turns: a session of log lines has none)
             known = {session.session_id for session in self.state.sessions.values()}
-            sessions += log_sessions(lines, known, self.options.session, self._agent_of_path)
+            sessions += log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path)
         return {
             "schema": SCHEMA,
             "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
@@ -167,27 +169,52 @@ class _Builder:
     # ------------------------------------------------------------------ continuity (the logs)
     def _continuity(self) -> dict[str, Any]:
         log = self.state.log
-        lines = [line for line in log.continuity if self.options.in_window(line.ts_ms)]
-        if self.options.windowed:
+        rows = log.continuity
+        keep = self.keep
+        if keep is not None:
             stats = LogStats()
-            for line in lines:
-                stats.add_continuity(line)
-            for close in log.closes:
-                if self.options.in_window(close.ts_ms):
-                    stats.add_close(close)
+            stats.add_block(select_rows(rows, keep))
+            closes = log.closes
+            in_window = self.options.in_window
+            stats.add_closes(closes.reason_of(row) for row in range(len(closes)) if in_window(closes.ms(row)))
+            attributed = sum(1 for row in rows.matched if keep[row])
+            series = timeline_rows(rows, keep)
         else:
             stats = log.stats
+            attributed = len(rows.matched)
+            series = timeline_rows(rows)
         peak = stats.peak
+        names: dict[str, str] = {}  # kinds and reasons repeat on every streak: made inert once each
+
+        def name(value: str) -> str:
+            out = names.get(value)
+            if out is None:
+                out = names[value] = text(value)
+            return out
+
+        if series is not None:
+            series["kinds"] = [name(kind) for kind in series["kinds"]]
+        section = self._continuity_section(stats, peak, name, attributed, series)
+        if self.options.redact and not any(redact_text(value)[1] for value in names.values()):
+            # every string of the section is a kind or reason checked here, a time or a fixed key: the
+            # report's redaction walk can take it as it is (a secret-shaped reason: it walks it, exactly)
+            return already_redacted(section)  # type: ignore[no-any-return]
+        return section
+
+    def _continuity_section(
+        self, stats: LogStats, peak: Any, name: Any, attributed: int, series: dict[str, Any] | None
+    ) -> dict[str, Any]:
         return {
             "events": stats.events,
-            "by_kind": {text(kind): n for kind, n in stats.kinds().items()},
-            "by_reason": _by_reason(stats),
+            "by_kind": {name(kind): n for kind, n in stats.kinds().items()},
+            "by_reason": _by_reason(stats, name),
             "resend_share": stats.resend_share(),
             "streaks": [
                 {
-                    "kind": text(s.kind),
-                    "reason": text(s.reason),
+                    "kind": name(s.kind),
+                    "reason": name(s.reason),
                     "length": s.length,
+                    # the text is read only when the time is not usable: it is then kept as written
                     "start": iso(s.start_ms, s.start),
                     "end": iso(s.end_ms, s.end),
                     "count_first": s.count_first,
@@ -197,10 +224,10 @@ class _Builder:
             ],
             "peak_count": None
             if peak is None
-            else {"value": peak.value, "at": iso(peak.at_ms, peak.at), "kind": text(peak.kind)},
-            "closes": {text(reason): n for reason, n in stats.closes.most_common()},
-            "attributed": sum(1 for line in lines if line.matched_session is not None),
-            "timeline": _timeline(lines),
+            else {"value": peak.value, "at": iso(peak.at_ms, peak.at), "kind": name(peak.kind)},
+            "closes": {name(reason): n for reason, n in stats.closes.most_common()},
+            "attributed": attributed,
+            "timeline": series,
         }
 
     # ------------------------------------------------------------------ sessions and turns
@@ -284,11 +311,11 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
             "source": text(logged.source),
         }
     elif turn.log_line is not None and turn.log_line < len(state.log.continuity):
-        line = state.log.continuity[turn.log_line]
+        rows, row = state.log.continuity, turn.log_line
         logged_out = {
-            "kind": text(line.kind),
-            "reason": text(line.reason),
-            "count": line.count,
+            "kind": text(rows.kind_of(row)),
+            "reason": text(rows.reason_of(row)),
+            "count": rows.count_of(row),
             "payload_bytes": None,
             "collapsed_directives": None,
             "source": "log",
@@ -422,22 +449,14 @@ def _kinds(counter: Counter[str]) -> dict[str, int]:
     return out
 
 
-def _by_reason(stats: LogStats) -> dict[str, dict[str, int]]:
+def _by_reason(stats: LogStats, name: Any = text) -> dict[str, dict[str, int]]:
     """reason -> kind -> lines, most frequent reason first; kinds in display order."""
     order = {kind: i for i, kind in enumerate(KINDS)}
     rows = sorted(stats.by_reason.items(), key=lambda item: (-sum(item[1].values()), item[0]))
     return {
-        text(reason): {text(kind): n for kind, n in sorted(kinds.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}
+        name(reason): {name(kind): n for kind, n in sorted(kinds.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}
         for reason, kinds in rows
     }
-
-
-def _timeline(lines: list[ContinuityLine]) -> dict[str, Any] | None:
-    """Bucketed kinds over time, with kind names made inert like every other data string."""
-    series = timeline((line.ts_ms, line.kind) for line in lines)
-    if series is not None:
-        series["kinds"] = [text(kind) for kind in series["kinds"]]
-    return series
 
 
 # ---------------------------------------------------------------------- paths

@@ -14,14 +14,18 @@ listed among `sessions` too (`log_sessions`), with its kinds from those lines an
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any
 
 from core.agents.base import Agent
 from core.kernel.calls import CallStats, kinds_of, resend_share
+from core.kernel.logcols import ContinuityRows
 from core.kernel.stats import Streak
-from core.model import CALL_KINDS, KINDS, ContinuityLine, Turn
+from core.logblock import NO_SESSION
+from core.model import CALL_KINDS, KINDS, Turn
 from core.report.values import iso, text
 from core.state import SessionState
 
@@ -121,40 +125,56 @@ def session_tokens(turns: Iterable[Turn]) -> dict[str, int] | None:
     return {key: totals.get(key, 0) for key in ("input", "cache_read", "cache_write", "output")} if seen else None
 
 
-def log_lines_by_session(lines: Iterable[ContinuityLine]) -> Counter[str]:
-    """Decision log lines per session they name (`sessionId`, newer senpi builds) or were matched to."""
+def log_lines_by_session(rows: ContinuityRows, keep: list[bool] | None = None) -> Counter[str]:
+    """Decision log lines per session they name (`sessionId`, newer senpi builds) or were matched to, over the
+    rows `keep` selects (all when None), counted on the columns."""
+    codes = rows.session if keep is None else compress(rows.session, keep)
     out: Counter[str] = Counter()
-    for line in lines:
-        name = line.session_id or line.matched_session
-        if name is not None:
-            out[name] += 1
+    names = rows.sessions.values
+    for code, n in Counter(codes).items():
+        if code != NO_SESSION:
+            out[names[code]] += n
+    for row, (matched, _turn) in rows.matched.items():
+        if rows.session[row] == NO_SESSION and (keep is None or keep[row]):
+            out[matched] += 1
     return out
 
 
 def log_sessions(
-    lines: Iterable[ContinuityLine], known: set[str], wanted: str | None, agent_of_path: Callable[[str], str | None]
+    rows: ContinuityRows,
+    keep: list[bool] | None,
+    known: set[str],
+    wanted: str | None,
+    agent_of_path: Callable[[str], str | None],
 ) -> list[dict[str, Any]]:
     """The sessions only the log names (`sessionId` on lines of newer senpi builds; no transcript read), oldest
     first, each with its kinds from those lines. `wanted` is `--session` (an id or a prefix of one)."""
+    names = rows.sessions.values
+    n = len(rows)
+    index = range(n) if keep is None else list(compress(range(n), keep))
+    codes = rows.session if keep is None else array("i", compress(rows.session, keep))
+    kinds = rows.kind if keep is None else array(rows.kind.typecode, compress(rows.kind, keep))
+    unknown = {code for code in set(codes) if code != NO_SESSION and names[code] not in known}
+    if not unknown:
+        return []
+    first = dict(zip(reversed(codes), reversed(index), strict=True))  # code -> its first row (later rows overwrite)
+    counts = Counter(zip(codes, kinds, strict=True))
     found: dict[str, dict[str, Any]] = {}
-    for line in lines:
-        sid = line.session_id
-        if sid is None or sid in known:
-            continue
-        entry = found.get(sid)
-        if entry is None:
-            entry = found[sid] = {"kinds": Counter(), "first": line, "path": line.where.path}
-        entry["kinds"][line.kind] += 1
+    for code in sorted(unknown, key=first.__getitem__):  # in the order a line first named each
+        found[names[code]] = {"kinds": Counter(), "first": first[code]}
+    for (code, kind), count in counts.items():
+        if code in unknown:
+            found[names[code]]["kinds"][rows.kinds.values[kind]] += count
     if wanted is not None:
         exact = [sid for sid in found if sid == wanted]
         chosen = exact or [sid for sid in found if sid.startswith(wanted)]
         found = {sid: found[sid] for sid in chosen}
     out = []
-    for sid, entry in sorted(found.items(), key=lambda item: (item[1]["first"].ts_ms or 2**62, item[0])):
-        kinds: Counter[str] = entry["kinds"]
-        by_kind = {kind: kinds.get(kind, 0) for kind in KINDS}
-        by_kind.update({text(k): n for k, n in sorted(kinds.items()) if k not in by_kind})
-        first: ContinuityLine = entry["first"]
+    for sid, entry in sorted(found.items(), key=lambda item: (rows.ms(item[1]["first"]) or 2**62, item[0])):
+        session_kinds: Counter[str] = entry["kinds"]
+        by_kind = {kind: session_kinds.get(kind, 0) for kind in KINDS}
+        by_kind.update({text(k): v for k, v in sorted(session_kinds.items()) if k not in by_kind})
+        row = entry["first"]
         out.append(
             {
                 "id": text(sid),
@@ -164,12 +184,12 @@ def log_sessions(
                 "by_kind": by_kind,
                 "rewritten": None,
                 "payload_bytes_total": None,
-                "started_at": iso(first.ts_ms, first.ts),
+                "started_at": iso(rows.ms(row), rows.text(row)),
                 "models": [],
                 "profile": None,
-                "agent": agent_of_path(entry["path"]),
+                "agent": agent_of_path(rows.where(row).path),
                 "tokens": None,
-                "log_lines": sum(kinds.values()),
+                "log_lines": sum(session_kinds.values()),
             }
         )
     return out

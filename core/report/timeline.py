@@ -9,9 +9,13 @@ visible. Each group records when it started and ended, so the drawing can mark t
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
+from itertools import compress, groupby, repeat
 from typing import Any
 
+from core.kernel.logcols import ContinuityRows
+from core.logblock import NO_TIME, LogBlock
 from core.model import KINDS
 from core.timeutil import iso_ms
 
@@ -47,3 +51,63 @@ def timeline(
         ends.append(iso_ms(max(times)) if times else None)
         counts.append(row)
     return {"kinds": kinds, "group_size": size, "starts": starts, "ends": ends, "counts": counts}
+
+
+def timeline_rows(
+    rows: ContinuityRows, keep: list[bool] | None = None, max_groups: int = MAX_GROUPS
+) -> dict[str, Any] | None:
+    """`timeline` over the continuity columns (the rows `keep` selects, else all), group by group in C: the
+    same document as `timeline` of the rows' (time, kind) pairs."""
+    ts, codes = rows.ts, rows.kind
+    if keep is not None:
+        ts = array("q", compress(ts, keep))
+        codes = array(codes.typecode, compress(codes, keep))
+    n = len(ts)
+    if not n:
+        return None
+    size = -(-n // max_groups)
+    names = rows.kinds.values
+    present = sorted(set(codes))
+    kinds = list(KINDS)
+    kinds.extend(sorted({names[code] for code in present} - set(kinds)))
+    column = {name: i for i, name in enumerate(kinds)}
+    used = [(code, column[names[code]]) for code in present]
+    starts: list[str | None] = []
+    ends: list[str | None] = []
+    counts: list[list[int]] = []
+    for first in range(0, n, size):
+        group = codes[first : first + size]
+        row = [0] * len(kinds)
+        for code, at in used:
+            row[at] += group.count(code)
+        times = ts[first : first + size]
+        newest = max(times)
+        if newest == NO_TIME:
+            starts.append(None)
+            ends.append(None)
+        else:
+            oldest = min(times)
+            if oldest == NO_TIME:
+                oldest = min(filter(NO_TIME.__ne__, times))
+            starts.append(iso_ms(oldest))
+            ends.append(iso_ms(newest))
+        counts.append(row)
+    return {"kinds": kinds, "group_size": size, "starts": starts, "ends": ends, "counts": counts}
+
+
+def select_rows(rows: ContinuityRows, keep: list[bool]) -> LogBlock:
+    """The rows `keep` selects as one block (runs recomputed over them): what a windowed report aggregates."""
+    block = LogBlock("")
+    kinds, reasons = rows.kinds.values, rows.reasons.values
+    selected = list(compress(range(len(rows)), keep))
+    pairs = zip(compress(rows.kind, keep), compress(rows.reason, keep), strict=True)
+    block.runs = [(kinds[k], reasons[r], len(list(g))) for (k, r), g in groupby(pairs)]
+    for kind, reason, n in block.runs:
+        code = block.pair_code(kind, reason)
+        block.codes = array("H", block.codes) if code > 255 and not isinstance(block.codes, array) else block.codes
+        block.codes.extend(repeat(code, n) if isinstance(block.codes, array) else bytes((code,)) * n)
+    block.ts = array("q", compress(rows.ts, keep))
+    block.count = array("q", compress(rows.count, keep))
+    block.big_counts = {i: rows.big_counts[row] for i, row in enumerate(selected) if row in rows.big_counts}
+    block.texts = {i: rows.texts[row] for i, row in enumerate(selected) if row in rows.texts}
+    return block

@@ -16,9 +16,10 @@ Pure stdlib + watchfiles + xxhash; never imports textual or rich.
 """
 
 from .discover import SourceError, discover, resolve_roots
-from .tail import FileBatch, FileStat, Line, Notice, Sources
+from .tail import Block, FileBatch, FileStat, Line, Notice, Sources
 
 __all__ = [
+    "Block",
     "FileBatch",
     "FileStat",
     "Line",

@@ -93,6 +93,23 @@ class Line:
 
 
 @dataclass(slots=True)
+class Block:
+    """Consecutive complete lines of a file generation, in one piece (a tailer made with ``blocks=True``).
+
+    What a read of ``read_chunk`` bytes holds between its first and last newline, when no line in it can be
+    oversized: one slice instead of a ``Line`` and a ``bytes`` per line (a log adapter decodes it whole). The
+    first line of a read (the one that completes a held partial) and a flushed tail still come as ``Line``."""
+
+    lineno: int
+    """The first line's 1-based number; line ``i`` of the block is ``lineno + i``."""
+    offset: int
+    """Byte offset of the first line's first byte."""
+    data: bytes
+    """The lines, each with its ``b"\\n"`` (so ``data`` ends with one and ``data.count(b"\\n")`` are its lines)."""
+    lines: int
+
+
+@dataclass(slots=True)
 class Notice:
     """Something about a file the user should know, which is not a line (never an exception)."""
 
@@ -115,7 +132,8 @@ class FileBatch:
     """Stable stream identity: ``…/logs/session.log`` for both ``session.log`` and ``session.log.1``."""
     generation: int
     """Increments each time the stream starts a new file (rotation, replace, truncate, recreate)."""
-    lines: list[Line] = field(default_factory=list)
+    lines: list[Line | Block] = field(default_factory=list)
+    """Complete lines in file order; ``Block`` items only from a tailer made with ``blocks=True``."""
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -495,6 +513,7 @@ class Sources:
         read_chunk: int = 1 << 20,
         max_open: int = 128,
         newest_first: bool = False,
+        blocks: bool = False,
     ) -> None:
         """``max_open`` caps descriptors held for non-rotating files (LRU); log families always keep theirs.
 
@@ -503,6 +522,8 @@ class Sources:
         written now (and the last ones) are on screen after the first small poll while history fills in behind,
         and a live file, being the newest, is never queued behind a backlog. A report drains everything
         anyway and keeps discovery order, which is the order its ``sources`` list promises.
+
+        ``blocks``: a read's complete lines after its first come as one ``Block`` instead of a ``Line`` each.
         """
         if max_line_bytes < 1 or read_chunk < 1:
             raise ValueError("max_line_bytes and read_chunk must be positive")
@@ -511,6 +532,7 @@ class Sources:
         self.read_chunk = read_chunk
         self.max_open = max(1, min(max_open, _descriptor_budget()))
         self.newest_first = newest_first
+        self.blocks = blocks
         self._dir_roots = [r for r in self.roots if os.path.isdir(r)]
         # A root that is not a directory (a file, or missing) is tracked by path even while absent.
         self._file_roots = [r for r in self.roots if r not in self._dir_roots]
@@ -1461,6 +1483,16 @@ class Sources:
                     else:
                         g.partial += data[start:]
                 break
+            if self.blocks and not g.skipping and not g.partial:
+                # the lines up to the read's last newline, in one piece, when none of them can be oversized
+                last = data.rfind(b"\n")
+                if last > nl and last + 1 - start <= limit:
+                    count = data.count(b"\n", start, last + 1)
+                    batch.lines.append(Block(g.lineno + 1, g.line_start, data[start : last + 1], count))
+                    g.lineno += count
+                    start = last + 1
+                    g.line_start = base + start
+                    continue
             g.lineno += 1
             if g.skipping or len(g.partial) + (nl - start) > limit:
                 length = base + nl - g.line_start

@@ -14,10 +14,12 @@ engine gave it (`core.kernel.ports.Reread`), which it hands on to every analyzer
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING
 
+from core.kernel.logcols import CloseRows, ContinuityRows, LogColumns
 from core.kernel.stats import LogStats
+from core.logblock import LogBlock
 from core.model import CloseLine, ContinuityLine, LogEvent, Problem, Record, SessionHeader, TranscriptEntry, Turn
 from core.state.attribution import ATTRIBUTION_WINDOW_MS, Attribution, _ByTime
 from core.state.parking import PARK_IDLE_S, Parking
@@ -36,14 +38,21 @@ MAX_PROBLEMS = 1000
 
 
 class LogState:
-    """The continuity and close lines read from the logs, in reading order, with their aggregates."""
+    """The continuity and close lines read from the logs, in reading order, as columns (`core.kernel.logcols`),
+    with their aggregates."""
 
     def __init__(self) -> None:
-        self.continuity: list[ContinuityLine] = []
-        self.closes: list[CloseLine] = []
-        self.stats = LogStats()
+        self.columns = LogColumns()
+        self.continuity: ContinuityRows = self.columns.continuity
+        self.closes: CloseRows = self.columns.closes
+        self.stats = LogStats(rows=self.continuity)
         self.other_events: dict[str, int] = {}
         self.provider_errors: int = 0
+
+    def count_other(self, event: str, n: int = 1) -> None:
+        self.other_events[event] = self.other_events.get(event, 0) + n
+        if event == "provider_error":
+            self.provider_errors += n
 
 
 class State(Attribution, Tree, Parking):
@@ -63,32 +72,68 @@ class State(Attribution, Tree, Parking):
         self._unmatched_lines: dict[tuple[str, str, int | None], _ByTime[int]] = {}
         self._unmatched_turns: dict[tuple[str, str, int | None], _ByTime[tuple[str, int]]] = {}
         self._wakes: set[str] = set()  # parked sessions a record arrived for that needs their machinery
+        self._turns_waiting = 0  # calls in `_unmatched_turns`
+        self._indexed = 0  # continuity rows indexed for attribution (`Attribution._index_lines`)
 
     # ------------------------------------------------------------------ ingestion
     def apply(self, record: Record, agent: Agent) -> None:
         """One record of a file of `agent`'s: aggregated here, then given to that agent's record handlers."""
         self.version += 1
         if isinstance(record, ContinuityLine):
-            self._add_continuity(record)
+            self.log.continuity.append_line(record)
+            self.log.stats.add_continuity(record)
+            self._lines_arrived()
+            if record.session_id is None or not self.sessions:
+                return  # a log line reaches handlers only when it names a session and sessions exist
         elif isinstance(record, TranscriptEntry):
             self._add_entry(record, agent)
         elif isinstance(record, CloseLine):
-            self.log.closes.append(record)
+            self.log.closes.append_line(record)
             self.log.stats.add_close(record)
+            if record.session_id is None or not self.sessions:
+                return
         elif isinstance(record, LogEvent):
-            self.log.other_events[record.event] = self.log.other_events.get(record.event, 0) + 1
-            if record.event == "provider_error":
-                self.log.provider_errors += 1
+            self.log.count_other(record.event)
+            return  # counted here; no handler takes other log events
         elif isinstance(record, SessionHeader):
             self._add_header(record, agent)
         elif isinstance(record, Problem):
             self.add_problem(record)
+            return  # a problem is the state's alone
+        for handler in self._handlers(agent):
+            if isinstance(record, handler.handles):
+                handler.on_record(self, record)
+
+    def apply_block(self, block: LogBlock, agent: Agent) -> None:
+        """A block of a log of `agent`'s (`Adapter.parse_block`): what `apply` does for each of its records, a
+        column and a run at a time. Handlers hear which sessions its lines name (`RecordHandler.on_log_sessions`)."""
+        self.version += 1
+        log = self.log
+        if block.runs:
+            log.continuity.append_block(block)
+            log.stats.add_block(block)
+            self._lines_arrived()
+        if block.close_ts:
+            log.closes.append_block(block)
+            log.stats.add_closes(block.close_reasons)
+        for event, n in block.other.items():
+            log.count_other(event, n)
+        for problem in block.problems:
+            self.add_problem(problem)
+        named = _named_sessions(block) if self.sessions else None
+        if named:
+            for handler in self._handlers(agent):
+                handler.on_log_sessions(self, named)
+        for record in block.records:
+            self.apply(record, agent)
+
+    def _handlers(self, agent: Agent) -> list[RecordHandler]:
+        """`agent`'s record handlers, made (and its analysis imported) when the first record that may concern
+        them arrives: a log-only run never imports an analysis."""
         handlers = self.handlers.get(agent.name)
         if handlers is None:
             handlers = self.handlers[agent.name] = [cls(agent, self.reread) for cls in agent.load().record_handlers]
-        for handler in handlers:
-            if isinstance(record, handler.handles):
-                handler.on_record(self, record)
+        return handlers
 
     def add_problem(self, problem: Problem) -> None:
         if problem.ts_ms is None:
@@ -104,13 +149,7 @@ class State(Attribution, Tree, Parking):
             return
         for handler in self.handlers.get(session.agent.name, ()):
             handler.forget_session(session)  # what a handler keeps by session key would point into it
-        for turns in self._unmatched_turns.values():
-            turns.discard(lambda t: t[0] == key)
-        for index, line in enumerate(self.log.continuity):
-            if line.matched_session == session.session_id:
-                line.matched_session = None
-                line.matched_turn = None
-                self._wait_line(line, index)
+        self._forget_attribution(key, session.session_id)
         self.version += 1
 
     # ------------------------------------------------------------------ sessions
@@ -134,3 +173,13 @@ class State(Attribution, Tree, Parking):
         for session in self.sessions.values():
             out.extend(session.turns)
         return out
+
+
+def _named_sessions(block: LogBlock) -> Counter[str]:
+    """Session id -> lines of the block (continuity and close) that name it."""
+    named: Counter[str] = Counter()
+    for ids in (block.sessions, block.close_sessions):
+        if ids is not None:
+            named.update(ids)
+    named.pop(None, None)  # type: ignore[call-overload]
+    return named

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from core.model import ContinuityLine, Turn, Where
+from core.model import Turn, Where
 
 if TYPE_CHECKING:
     from core.state import LogState, State
@@ -37,35 +36,58 @@ _K = TypeVar("_K", bound=tuple[Any, ...])
 
 
 class Attribution:
-    """The incremental pairing, as part of `State` (which owns `log`, `sessions` and the waiting lists)."""
+    """The incremental pairing, as part of `State` (which owns `log`, `sessions` and the waiting lists).
+
+    Log lines are columns (`core.kernel.logcols.ContinuityRows`); a line is indexed for attribution (paired
+    with a waiting call, or put in the time-ordered waiting list of its key) only when a call can need it: at
+    once while calls are waiting, else when the next call that logged a decision arrives (or a session is
+    reset). The lines are taken in arrival order either way, so the pairing is the eager one, and a log read
+    with no transcript (the 1.1M-line log: 1.04M lines) builds no index at all (−122 B a line, review §1)."""
 
     log: LogState
     sessions: dict[str, SessionState]
     _unmatched_lines: dict[tuple[str, str, int | None], _ByTime[int]]
     _unmatched_turns: dict[tuple[str, str, int | None], _ByTime[tuple[str, int]]]
+    _turns_waiting: int
+    _indexed: int
 
-    def _add_continuity(self, line: ContinuityLine) -> None:
-        line.kind, line.reason = sys.intern(line.kind), sys.intern(line.reason)  # a few values, on every line
-        index = len(self.log.continuity)
-        self.log.continuity.append(line)
-        self.log.stats.add_continuity(line)
-        key = _key(line.kind, line.reason, line.count)
-        waiting = self._unmatched_turns.get(key)
-        if waiting and line.ts_ms is not None:
-            pos = self._nearest_turn(waiting, line)
-            if pos is not None:
-                key_of_session, turn_index = waiting.pop(pos)
-                self._link(line, index, self.sessions[key_of_session], turn_index)
-                return
-        self._wait_line(line, index)
+    def _lines_arrived(self) -> None:
+        """New continuity rows were appended: index them now if calls wait for lines, else later."""
+        if self._turns_waiting:
+            self._index_lines()
 
-    def _wait_line(self, line: ContinuityLine, index: int) -> None:
-        if line.ts_ms is not None:
-            key = _key(line.kind, line.reason, line.count)
+    def _index_lines(self) -> None:
+        """Index every continuity row that arrived since the last time, in arrival order."""
+        rows = self.log.continuity
+        end = len(rows)
+        for row in range(self._indexed, end):
+            self._line_arrives(row)
+        self._indexed = end
+
+    def _line_arrives(self, row: int) -> None:
+        rows = self.log.continuity
+        ms = rows.ms(row)
+        if ms is not None and self._turns_waiting:
+            key = rows.key(row)
+            waiting = self._unmatched_turns.get(key)
+            if waiting:
+                pos = self._nearest_turn(waiting, ms, rows.session_id(row))
+                if pos is not None:
+                    key_of_session, turn_index = waiting.pop(pos)
+                    self._turns_waiting -= 1
+                    self._link(row, self.sessions[key_of_session], turn_index)
+                    return
+        self._wait_line(row)
+
+    def _wait_line(self, row: int) -> None:
+        rows = self.log.continuity
+        ms = rows.ms(row)
+        if ms is not None:
+            key = rows.key(row)
             waiting = self._unmatched_lines.get(key)
             if waiting is None:
                 waiting = self._unmatched_lines[key] = _ByTime()
-            waiting.add(line.ts_ms, index)
+            waiting.add(ms, row)
 
     def _attribute_turn(self, session: SessionState, turn: Turn) -> None:
         """Link a turn to the nearest unmatched log line of its (kind, reason, count) within the window.
@@ -73,47 +95,59 @@ class Attribution:
         Ties go to the line that has waited longest. Only lines within the window are looked at (a time-ordered
         index), so attribution stays O(log n) per turn when a whole log was read before its transcripts."""
         assert turn.logged is not None
+        self._index_lines()
+        rows = self.log.continuity
         key = _key(turn.logged.kind, turn.logged.reason, turn.logged.count)
         candidates = self._unmatched_lines.get(key)
         at = turn.logged.ts_ms or turn.ts_ms
         if candidates and at is not None:
             best: tuple[int, int, int] | None = None  # (gap, seq, position)
             for pos, ms, seq, i in candidates.near(at):
-                line = self.log.continuity[i]
-                if line.session_id is not None and line.session_id != session.session_id:
+                named = rows.session_id(i)
+                if named is not None and named != session.session_id:
                     continue
                 gap = abs(ms - at)
                 if best is None or (gap, seq) < best[:2]:
                     best = (gap, seq, pos)
             if best is not None:
                 i = candidates.pop(best[2])
-                self._link(self.log.continuity[i], i, session, turn.index)
+                self._link(i, session, turn.index)
                 return
         if at is not None:
             waiting = self._unmatched_turns.get(key)
             if waiting is None:
                 waiting = self._unmatched_turns[key] = _ByTime()
             waiting.add(at, (session.key, turn.index))
+            self._turns_waiting += 1
 
-    def _nearest_turn(self, waiting: _ByTime[tuple[str, int]], line: ContinuityLine) -> int | None:
+    def _nearest_turn(self, waiting: _ByTime[tuple[str, int]], at: int, named: str | None) -> int | None:
         """Position in `waiting` of the nearest turn a new log line can be attributed to (ties: the earliest)."""
-        assert line.ts_ms is not None
         best: tuple[int, int, int] | None = None  # (gap, seq, position)
-        for pos, ms, seq, (key, index) in waiting.near(line.ts_ms):
+        for pos, ms, seq, (key, index) in waiting.near(at):
             session = self.sessions.get(key)
             if session is None or index >= len(session.turns):
                 continue
-            if line.session_id is not None and line.session_id != session.session_id:
+            if named is not None and named != session.session_id:
                 continue
-            gap = abs(ms - line.ts_ms)
+            gap = abs(ms - at)
             if best is None or (gap, seq) < best[:2]:
                 best = (gap, seq, pos)
         return None if best is None else best[2]
 
-    def _link(self, line: ContinuityLine, index: int, session: SessionState, turn_index: int) -> None:
-        line.matched_session = session.session_id
-        line.matched_turn = turn_index
-        session.turns[turn_index].log_line = index
+    def _link(self, row: int, session: SessionState, turn_index: int) -> None:
+        self.log.continuity.matched[row] = (session.session_id, turn_index)
+        session.turns[turn_index].log_line = row
+
+    def _forget_attribution(self, key: str, session_id: str) -> None:
+        """A session is forgotten (`State.reset_session`): its waiting calls go, its lines wait again."""
+        self._index_lines()  # first: the lines that arrived before keep their place in the waiting order
+        for turns in self._unmatched_turns.values():
+            turns.discard(lambda t: t[0] == key)
+        self._turns_waiting = sum(len(turns) for turns in self._unmatched_turns.values())
+        matched = self.log.continuity.matched
+        for row in sorted(row for row, (sid, _) in matched.items() if sid == session_id):
+            del matched[row]
+            self._wait_line(row)
 
 
 class _ByTime(Generic[_T]):
@@ -213,8 +247,9 @@ def cold_pairs(state: State, layout: list[tuple[str, list[tuple[str, int]]]], ch
         return None
 
     events: list[tuple[tuple[int, int, int], int, Any]] = []
-    for i, line in enumerate(state.log.continuity):
-        at = arrival(line.where)
+    rows = state.log.continuity
+    for i in range(len(rows)):
+        at = arrival(rows.where(i))
         if at is not None:
             events.append((at, 0, i))
     for key, session in state.sessions.items():
@@ -224,28 +259,28 @@ def cold_pairs(state: State, layout: list[tuple[str, list[tuple[str, int]]]], ch
                 events.append((at, 1, (key, turn.index)))
     events.sort(key=lambda e: e[0])
     seq = itertools.count()
-    lines = state.log.continuity
     waiting_lines: dict[tuple[str, str, int | None], list[tuple[int, int, int]]] = {}
     waiting_turns: dict[tuple[str, str, int | None], list[tuple[int, int, tuple[str, int]]]] = {}
     pairs: dict[tuple[str, int], int] = {}
     for _, kind, item in events:
         if kind == 0:
-            line = lines[item]
-            if line.ts_ms is None:
+            line_ms = rows.ms(item)
+            if line_ms is None:
                 continue
-            key = (line.kind, line.reason, line.count)
+            key = rows.key(item)
+            named = rows.session_id(item)
             turns = waiting_turns.get(key, [])
             best: tuple[int, int, int] | None = None
-            for pos_, (ms, s, (skey, _index)) in _near(turns, line.ts_ms):
-                if line.session_id is not None and line.session_id != state.sessions[skey].session_id:
+            for pos_, (ms, s, (skey, _index)) in _near(turns, line_ms):
+                if named is not None and named != state.sessions[skey].session_id:
                     continue
-                if best is None or (abs(ms - line.ts_ms), s) < best[:2]:
-                    best = (abs(ms - line.ts_ms), s, pos_)
+                if best is None or (abs(ms - line_ms), s) < best[:2]:
+                    best = (abs(ms - line_ms), s, pos_)
             if best is not None:
                 skey, index = turns.pop(best[2])[2]
                 pairs[(skey, index)] = item
             else:
-                bisect.insort(waiting_lines.setdefault(key, []), (line.ts_ms, next(seq), item))
+                bisect.insort(waiting_lines.setdefault(key, []), (line_ms, next(seq), item))
         else:
             skey, index = item
             session = state.sessions[skey]
@@ -258,7 +293,8 @@ def cold_pairs(state: State, layout: list[tuple[str, list[tuple[str, int]]]], ch
             waiting = waiting_lines.get(key, [])
             best = None
             for pos_, (ms, s, i) in _near(waiting, at):
-                if lines[i].session_id is not None and lines[i].session_id != session.session_id:
+                named = rows.session_id(i)
+                if named is not None and named != session.session_id:
                     continue
                 if best is None or (abs(ms - at), s) < best[:2]:
                     best = (abs(ms - at), s, pos_)

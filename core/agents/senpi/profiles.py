@@ -380,9 +380,10 @@ class ProfileTracker(SessionAnalyzer):
         self.evidence.session_id_lines = parked.evidence.session_id_lines
         self._dirty = True
 
-    def log_line_with_session_id(self) -> None:
-        self.evidence.session_id_lines += 1
-        if self.evidence.session_id_lines == 1:
+    def log_line_with_session_id(self, lines: int = 1) -> None:
+        first = self.evidence.session_id_lines == 0
+        self.evidence.session_id_lines += lines
+        if first and lines:
             self._dirty = True
 
     # ----------------------------------------------------------------- entries

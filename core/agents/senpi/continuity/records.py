@@ -3,6 +3,7 @@ mark) and log lines that name a session (`sessionId`: build-profile evidence for
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from core.agents.senpi.continuity.replay import VerdictReplay
@@ -64,6 +65,13 @@ class SidecarAndLogHandler(RecordHandler):
                 session = state.sessions.get(record.where.path)
                 if session is not None:
                     self._apply(session, waiting)
+
+    def on_log_sessions(self, state: Store, named: Mapping[str, int]) -> None:
+        for session_id, lines in named.items():
+            session = self._by_id(state, session_id)
+            tracker = session.analyzer(ProfileTracker) if session is not None else None
+            if tracker is not None:
+                tracker.log_line_with_session_id(lines)
 
     @staticmethod
     def _apply(session: Session, record: Sidecar) -> None:
