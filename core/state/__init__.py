@@ -14,7 +14,7 @@ engine gave it (`core.kernel.ports.Reread`), which it hands on to every analyzer
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING
 
 from core.kernel.stats import LogStats
@@ -55,6 +55,8 @@ class State(Attribution, Tree, Parking):
         self.sessions: dict[str, SessionState] = {}
         self.problems: deque[Problem] = deque(maxlen=MAX_PROBLEMS)
         self.problems_total = 0
+        #: every problem ever added, by the file it names (the kept deque is capped; metrics count per format)
+        self.problems_by_path: Counter[str] = Counter()
         #: each agent's record handlers (by agent name), made when its first record arrives
         self.handlers: dict[str, list[RecordHandler]] = {}
         self.version = 0  # bumps on every change: the UI repaints only when it moved
@@ -95,6 +97,7 @@ class State(Attribution, Tree, Parking):
             problem.ts_ms = now_ms()
         self.problems.append(problem)
         self.problems_total += 1
+        self.problems_by_path[problem.path] += 1
         self.version += 1
 
     def reset_session(self, key: str) -> None:
