@@ -164,6 +164,13 @@ UNREAD = Family(
     (),
     unit="bytes",
 )
+PENDING = Family(
+    "continuity_pending_problems",
+    "gauge",
+    "Lines held back, not problems yet: an incomplete last line (a write in progress) or lines of a file whose "
+    "format is not known yet; a snapshot (`report`) counts them among the problems.",
+    (),
+)
 FILES = Family("continuity_source_files", "gauge", "Files being read.", ())
 BUILD = "continuity_build"
 
@@ -182,6 +189,7 @@ FAMILIES: tuple[Family, ...] = (
     SESSIONS,
     LAST_CALL,
     UNREAD,
+    PENDING,
     FILES,
 )
 
@@ -205,6 +213,8 @@ class EngineLike(Protocol):
     total_bytes: int
 
     def pending_bytes(self) -> int: ...
+
+    def pending_count(self) -> int: ...
 
     def file_count(self) -> int: ...
 
@@ -303,11 +313,12 @@ class Exposition:
     # ------------------------------------------------------------------ prometheus-client's collector protocol
     def describe(self) -> Iterator[Metric]:
         """The families without samples (registering must not read the state)."""
-        yield from self._families({}, {}, {}, 0, 0)
+        yield from self._families({}, {}, {}, (0, 0, 0))
 
     def collect(self) -> Iterator[Metric]:
         with self.engine.lock:
-            unread, files = self.engine.pending_bytes(), self.engine.file_count()
+            engine = self.engine
+            progress = (engine.pending_bytes(), engine.pending_count(), engine.file_count())
             if not self.ready:
                 totals: dict[Series, float] = {}
                 sessions: dict[str, int] = {}
@@ -315,7 +326,7 @@ class Exposition:
                 totals = self._refresh()
                 sessions = self._sessions()
             last = dict(self._last_call)
-        yield from self._families(totals, sessions, last, unread, files)
+        yield from self._families(totals, sessions, last, progress)
 
     def render(self) -> bytes:
         """One snapshot in the Prometheus text format 0.0.4 (node_exporter's textfile collector, promtool)."""
@@ -424,15 +435,16 @@ class Exposition:
         totals: dict[Series, float],
         sessions: dict[str, int],
         last: dict[tuple[str, ...], float],
-        unread: int,
-        files: int,
+        progress: tuple[int, int, int],
     ) -> Iterator[Metric]:
+        unread, pending, files = progress
         by_family: dict[str, list[tuple[tuple[str, ...], float]]] = defaultdict(list)
         for (name, values), value in totals.items():
             by_family[name].append((values, value))
         by_family[SESSIONS.name] = [((agent,), n) for agent, n in sessions.items()]
         by_family[LAST_CALL.name] = list(last.items())
         by_family[UNREAD.name] = [((), unread)]
+        by_family[PENDING.name] = [((), pending)]
         by_family[FILES.name] = [((), files)]
         for family in FAMILIES:
             labels = [*family.labels, "session"] if family.per_session and self.per_session else list(family.labels)
