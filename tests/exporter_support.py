@@ -46,19 +46,19 @@ def total(samples: Sample, name: str, by: tuple[str, ...] = (), **where: str) ->
 
 
 def call_of(turn: dict[str, Any]) -> tuple[str, str] | None:
-    """A report turn's (kind, reason) as a call: `turns[].call` (schema Additions), else logged or recomputed."""
-    if "call" in turn:
-        call = turn["call"]
-        return None if call is None else (call["kind"], call["reason"] or "none")
-    decision = turn["logged"] or turn["recomputed"]
-    if decision is None:
-        return ("unknown", "not_judged")
-    return (decision["kind"], decision["reason"] or "none")
+    """A report turn's (kind, reason) as the report's `calls` section counts it (schema Additions: `turns[].call`,
+    null for a copy of another session's call; a call without a reason counts as unknown/not_judged)."""
+    call = turn["call"]
+    if call is None:
+        return None
+    return (call["kind"], call["reason"]) if call["reason"] is not None else ("unknown", "not_judged")
 
 
 def expected(report: dict[str, Any]) -> dict[str, Counter[tuple[str, ...]]]:
     """The figures the exposition must show, summed from the JSON report's own fields."""
     agent_of = {s["id"]: s.get("agent") for s in report["sessions"]}
+    # payload bytes count where the agent's prompts are rebuilt byte for byte (`calls.by_agent[].payload`)
+    exact = {name: figures["payload"] == "bytes" for name, figures in (report["calls"] or {})["by_agent"].items()}
     out: dict[str, Counter[tuple[str, ...]]] = {
         k: Counter() for k in ("calls", "payload", "tokens", "directives", "excess", "log", "sessions")
     }
@@ -68,7 +68,7 @@ def expected(report: dict[str, Any]) -> dict[str, Counter[tuple[str, ...]]]:
             continue
         agent = turn.get("agent") or agent_of.get(turn["session"]) or ""
         out["calls"][(agent, call[0], call[1], turn["model"] or "unknown")] += 1
-        if turn["payload_bytes"] is not None:
+        if turn["payload_bytes"] is not None and exact.get(agent):
             out["payload"][(agent, call[0])] += turn["payload_bytes"]
         for kind, n in (turn["tokens"] or {}).items():
             if kind in ("input", "output", "cache_read", "cache_write"):
@@ -82,8 +82,7 @@ def expected(report: dict[str, Any]) -> dict[str, Counter[tuple[str, ...]]]:
         for kind, n in kinds.items():
             out["log"][(kind, reason)] += n
     for session in report["sessions"]:
-        if session.get("turns") or session.get("path"):
-            out["sessions"][(session.get("agent") or "",)] += 1
+        out["sessions"][(session.get("agent") or "unknown",)] += 1
     return out
 
 

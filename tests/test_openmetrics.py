@@ -52,6 +52,17 @@ def test_every_figure_equals_the_json_report(path: Path) -> None:
     assert nonzero(total(samples, "continuity_calls_total", ("agent", "kind", "reason", "model"))) == nonzero(
         want["calls"]
     )
+    calls = report["calls"]  # the report's own aggregates agree with the sums of its turns, and so with these
+    assert sum(total(samples, "continuity_calls_total").values()) == calls["total"]
+    assert nonzero(total(samples, "continuity_calls_total", ("agent", "kind"))) == {
+        (agent, kind): n for agent, figures in calls["by_agent"].items() for kind, n in figures["by_kind"].items()
+    }
+    assert nonzero(total(samples, "continuity_calls_total", ("kind",))) == nonzero(
+        {(kind,): n for kind, n in calls["by_kind"].items()}
+    )
+    assert nonzero(total(samples, "continuity_tokens_total", ("type",))) == nonzero(
+        {(kind,): n for kind, n in (calls["tokens"] or {}).items()}
+    )
     assert nonzero(total(samples, "continuity_payload_bytes_total", ("agent", "kind"))) == nonzero(want["payload"])
     assert nonzero(total(samples, "continuity_tokens_total", ("agent", "type"))) == nonzero(want["tokens"])
     assert nonzero(total(samples, "continuity_directive_copies_total", ("tag",))) == nonzero(want["directives"])

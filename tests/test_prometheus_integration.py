@@ -174,6 +174,11 @@ def show_difference(prometheus: Prometheus, report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def has_waste(report: dict[str, Any]) -> bool:
+    """The report prices its cache excess (`waste.cost_usd`, schema Additions; issue 14)."""
+    return bool((report.get("waste") or {}).get("cost_usd"))
+
+
 def grafana_queries() -> list[str]:
     dashboard = json.loads(DASHBOARD.read_text())
     out = [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", ())]
@@ -238,11 +243,12 @@ def test_prometheus_scraping_a_live_exporter(stack: tuple[Running, Prometheus], 
     assert prometheus.value("sum(resets(continuity_calls_total[5m]))") == 0
     assert prometheus.value("sum(resets(continuity_tokens_total[5m]))") == 0
 
-    # 4. every query of the Grafana dashboard, as Grafana sends it, answers with data
+    # 4. every query of the Grafana dashboard, as Grafana sends it, answers with data (waste in dollars once the
+    # report has its `waste` section, issue 14: until then those queries only have to run)
     failures = []
     for expr in [*grafana_queries(), *grafana_variable_queries()]:
         query = substitute(expr)
-        if not prometheus.query(query):
+        if not prometheus.query(query) and (has_waste(grown) or "waste_usd" not in query):
             failures.append(query)
     assert not failures, "dashboard queries without data:\n" + "\n".join(failures)
 
@@ -256,7 +262,7 @@ def test_prometheus_scraping_a_live_exporter(stack: tuple[Running, Prometheus], 
     for rule in rules:
         prometheus.query(rule["query"])  # as written: evaluates (an alert's is empty while it does not hold)
         measured = rule["query"] if rule["type"] == "recording" else re.sub(r" ([<>]=?) ", r" \1 bool ", rule["query"])
-        if not prometheus.query(measured):
+        if not prometheus.query(measured) and (has_waste(grown) or "waste_usd" not in measured):
             empty.append(measured)
     assert not empty, "rule queries without data:\n" + "\n".join(empty)
     # the bad line appended in step 2 is a new problem: that alert holds (pending for its 5 minutes)
