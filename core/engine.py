@@ -13,6 +13,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ from core.timeutil import now_ms
 SNIFF_HOLD_LINES = 50
 SNIFF_HOLD_BYTES = 4 * 1024 * 1024
 RESET_NOTICES = frozenset({"truncated", "replaced", "recreated", "deleted"})
+#: notices after which a file is read again from its first byte (`Engine.source_resets` counts them)
+RESTART_NOTICES = frozenset({"truncated", "replaced", "recreated"})
 READ_CHUNK = 16 * 1024 * 1024
 """Bytes per poll of a drain (see `drain`; `resumed_in_order` replays the same polls). The lines of one chunk
 are alive together while they are applied: 64 MB put a 1 GB report's peak RSS at ~410 MB, 16 MB at ~340 MB."""
@@ -123,6 +126,12 @@ class Engine:
         self.total_lines = 0
         self.total_bytes = 0
         self.resets = 0  # rotations, truncations, replacements, deletions seen: such a history is not saved
+        #: files read again from their first byte, by (format, notice kind): truncated, replaced, recreated; a
+        #: format's routine rewrites (mux) are not counted (`continuity_source_resets_total`)
+        self.source_resets: Counter[tuple[str, str]] = Counter()
+        #: called with a file's logical path, under the lock, just before its session is forgotten to be read
+        #: again from the start (`State.reset_session`): what it counted can be kept (`core.report.openmetrics`)
+        self.reset_listeners: list[Callable[[str], None]] = []
         self._resumed = False  # adopted a saved snapshot (see `resumed_in_order`)
         self._first_poll: Callable[[], object] | None = None
         self.polls = 0
@@ -488,7 +497,13 @@ class Engine:
             if held is not None and held.lines and opens_document(held.lines[0]) and notice.kind != "deleted":
                 del self._pending[logical]  # an unfinished version of a document its writer has superseded
             adapter = self.adapters.get(logical)
+            if notice.kind in RESTART_NOTICES and notice.kind not in self._routine(logical):
+                stat = self.stats.get(notice.path) or self.stats.get(logical)
+                fmt = (stat.format if stat is not None else None) or (adapter.name if adapter is not None else None)
+                self.source_resets[(fmt or "unknown", notice.kind)] += 1
             if adapter is not None and adapter.resets_on_replace:
+                for listener in self.reset_listeners:
+                    listener(logical)
                 self.state.reset_session(logical)
             if notice.kind != "deleted":
                 self.adapters.pop(logical, None)

@@ -1,7 +1,7 @@
-"""The `continuity-tui` command: the dashboard, `report` and `check`.
+"""The `continuity-tui` command: the dashboard, `report`, `check` and `metrics`.
 
-Textual is imported only when the dashboard opens, so `report` and `check` start fast and run where no
-terminal is attached (CI).
+Textual is imported only when the dashboard opens, so `report`, `check` and `metrics` start fast and run where
+no terminal is attached (CI, a server).
 """
 
 from __future__ import annotations
@@ -49,9 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="print a snapshot report (no UI)")
     _common(report)
-    report.add_argument("--format", default="json", help="json, md or html; several comma-separated with -o DIR")
+    report.add_argument(
+        "--format",
+        default="json",
+        help="json, md, html or openmetrics (Prometheus text, for node_exporter's textfile collector); "
+        "several comma-separated with -o DIR",
+    )
     report.add_argument("-o", "--output", type=Path, help="file (or directory for several formats); stdout if omitted")
     _selection(report)
+    report.add_argument(
+        "--per-session", action="store_true", help="openmetrics: label the series by session id (more series)"
+    )
 
     check = sub.add_parser("check", help="exit 1 when a continuity threshold is exceeded (for CI)")
     _common(check)
@@ -60,7 +68,26 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-avoidable", type=int)
     check.add_argument("--max-directive-share", type=float)
     check.add_argument("--max-payload-bytes", type=int)
+
+    metrics = sub.add_parser(
+        "metrics", help="serve live Prometheus/OpenMetrics on /metrics (headless, follows the files as they grow)"
+    )
+    _common(metrics)
+    metrics.add_argument(
+        "--listen",
+        default=None,
+        metavar="HOST:PORT",
+        help=f"address to serve on (default {DEFAULT_LISTEN}: this host only); another interface is served only "
+        "when named here, e.g. 0.0.0.0:9464, [::]:9464 or :9464 (all); port 0 picks a free one",
+    )
+    metrics.add_argument(
+        "--per-session", action="store_true", help="label the series by session id (one more label: more series)"
+    )
+    metrics.add_argument("--no-redact", action="store_true", help="keep secrets found in label values")
     return parser
+
+
+DEFAULT_LISTEN = "127.0.0.1:9464"
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +103,7 @@ def dashboard_parser() -> argparse.ArgumentParser:
         prog="continuity-tui",
         parents=[],
         add_help=True,
-        epilog="Subcommands: report, check (continuity-tui report --help).",
+        epilog="Subcommands: report, check, metrics (continuity-tui report --help).",
     )
     _common(parser)
     parser.add_argument(
@@ -131,8 +158,12 @@ def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     tune_gc()
     tune_malloc()
-    if argv and argv[0] in ("report", "check"):
+    if argv and argv[0] in ("report", "check", "metrics"):
         args = build_parser().parse_args(argv)
+        if args.command == "metrics":
+            from tui.exporter import run_metrics  # headless: no textual import on this path
+
+            return run_metrics(args, DEFAULT_LISTEN)
         from tui.commands import run_check, run_report  # no textual import on this path
 
         return run_report(args) if args.command == "report" else run_check(args)

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from core.agents import AGENTS, default_roots
 from core.engine import Engine
@@ -185,13 +186,25 @@ def _report(args: argparse.Namespace, held: list[Engine]) -> int:
         engine.close()
         return fail(str(err))
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
-    bad = [f for f in formats if f not in ("json", "md", "html")]
+    bad = [f for f in formats if f not in REPORT_FORMATS]
     if bad or not formats:
         engine.close()
-        return fail(f"--format: expected json, md or html, got {args.format!r}")
+        return fail(f"--format: expected json, md, html or openmetrics, got {args.format!r}")
     if args.output is None and len(formats) > 1:
         engine.close()
         return fail("several formats need -o DIR")
+    metrics: bytes | None = None
+    if "openmetrics" in formats:  # counters of everything read, from the state (`core.report.openmetrics`)
+        if options.session is not None or options.windowed:
+            engine.close()
+            return fail("--format openmetrics counts everything read: --session, --since and --until do not apply")
+        from core.report.openmetrics import render_snapshot
+
+        metrics = render_snapshot(engine, per_session=args.per_session, redact=options.redact)
+        formats = [f for f in formats if f != "openmetrics"]
+        if not formats:
+            engine.close()
+            return _emit(lambda: _write_report(args, None, ["openmetrics"], metrics))
     # One JSON document (the common case, and the big one): its turns are made, redacted and written one at a
     # time from the state (`TurnStream`), so a 46,000-turn report never holds them all; other renderings
     # need the whole list, and the state is freed before they render.
@@ -203,31 +216,45 @@ def _report(args: argparse.Namespace, held: list[Engine]) -> int:
     try:
         if unknown_session(args, report):
             return fail(f"--session {args.session}: no session matches")
-        return _emit(lambda: _write_report(args, report, formats))
+        return _emit(lambda: _write_report(args, report, formats, metrics))
     finally:
         if stream:
             engine.close()
 
 
-def _write_report(args: argparse.Namespace, report: dict, formats: list[str]) -> None:
+#: what `report --format` takes; `openmetrics` is written as `continuity-report.prom` into a directory (the
+#: suffix node_exporter's textfile collector reads)
+REPORT_FORMATS = ("json", "md", "html", "openmetrics")
+
+
+def _write_report(args: argparse.Namespace, report: dict | None, formats: list[str], metrics: bytes | None) -> None:
     from core.report import write
     from core.report.output import write_file, write_stdout
 
+    def writer(fmt: str) -> Callable[[Any], None]:
+        if fmt == "openmetrics":
+            assert metrics is not None
+            return lambda fh: fh.write(metrics)
+        assert report is not None
+        return lambda fh: write(report, fmt, fh)
+
+    every = [*formats, "openmetrics"] if metrics is not None and "openmetrics" not in formats else formats
     if args.output is None:
-        write_stdout(lambda fh: write(report, formats[0], fh))
+        write_stdout(writer(every[0]))
         return
     out: Path = args.output
-    if len(formats) > 1 or out.is_dir():
+    if len(every) > 1 or out.is_dir():
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             from core.report.output import OutputError
 
             raise OutputError(f"cannot make {out}: {err.strerror or err}") from None
-        for fmt in formats:
-            write_file(out / f"continuity-report.{fmt}", lambda fh, fmt=fmt: write(report, fmt, fh))
+        for fmt in every:
+            suffix = "prom" if fmt == "openmetrics" else fmt
+            write_file(out / f"continuity-report.{suffix}", writer(fmt))
         return
-    write_file(out, lambda fh: write(report, formats[0], fh))
+    write_file(out, writer(every[0]))
 
 
 def _emit(write: Callable[[], None]) -> int:

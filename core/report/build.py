@@ -19,11 +19,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core import __version__
-from core.agents import SESSION_EXTRAS, TURN_EXTRAS, adapter_named, agent_of
+from core.agents import SESSION_EXTRAS, TURN_EXTRAS
 from core.kernel.stats import LogStats
 from core.model import KINDS, CommitInfo, Decision, Problem, Turn
 from core.report import sections
-from core.report.calls import UNKNOWN, calls_section, is_call, log_lines_by_session, log_sessions, session_tokens
+from core.report.calls import (
+    UNKNOWN,
+    agent_of_file,
+    calls_section,
+    is_call,
+    log_lines_by_session,
+    log_sessions,
+    session_tokens,
+)
 from core.report.options import ReportOptions
 from core.report.redact import already_redacted, redact_report, redact_text
 from core.report.stream import TurnStream
@@ -145,9 +153,8 @@ class _Builder:
 
     def _agent_of_path(self, path: str) -> str | None:
         """The agent whose format a file was read as (the log lines of a session without a transcript)."""
-        stat = self.engine.stats.get(path)
-        adapter = adapter_named(stat.format) if stat is not None and stat.format else None
-        return text(agent_of(adapter).name) if adapter is not None else None
+        name = agent_of_file(self.engine.stats, path)
+        return text(name) if name is not None else None
 
     def _source(self, stat: Any) -> dict[str, Any]:
         return {

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from itertools import compress
 from typing import Any
 
+from core.agents import adapter_named, agent_of
 from core.agents.base import Agent
 from core.kernel.calls import CallStats, kinds_of, resend_share
 from core.kernel.logcols import ContinuityRows
@@ -40,17 +41,27 @@ def is_call(turn: Turn) -> bool:
     return turn.copied_from is None
 
 
+def verdict(turn: Turn) -> tuple[str, str] | None:
+    """(kind, reason) of a call of the session that holds it, as `calls` counts it (`UNKNOWN` when nothing
+    judged it); None for a copy of another session's call. The metrics (`core.report.openmetrics`) count these."""
+    if not is_call(turn):
+        return None
+    kind, reason = turn.kind, turn.reason
+    if kind is None or reason is None:
+        return UNKNOWN
+    return kind, reason
+
+
 def call_stats(selected: Selected) -> CallStats:
     """Every call of the selection, session by session in time order."""
     stats = CallStats()
     for session, turns in selected:
         agent = session.agent.name
         for turn in turns:
-            if not is_call(turn):
+            judged = verdict(turn)
+            if judged is None:
                 continue
-            kind, reason = turn.kind, turn.reason
-            if kind is None or reason is None:
-                kind, reason = UNKNOWN
+            kind, reason = judged
             stats.add(kind, reason, agent=agent, evidence=turn.evidence, ts=turn.ts, ts_ms=turn.ts_ms,
                       count=turn.logged.count if turn.logged is not None else None, tokens=turn.tokens,
                       payload_raw=turn.payload_bytes_raw, session=session.session_id, index=turn.index)  # fmt: skip
@@ -138,6 +149,13 @@ def log_lines_by_session(rows: ContinuityRows, keep: list[bool] | None = None) -
         if rows.session[row] == NO_SESSION and (keep is None or keep[row]):
             out[matched] += 1
     return out
+
+
+def agent_of_file(stats: dict[str, Any], path: str) -> str | None:
+    """The name of the agent whose format a file was read as (`Engine.stats`); None for a file not recognised."""
+    stat = stats.get(path)
+    adapter = adapter_named(stat.format) if stat is not None and stat.format else None
+    return agent_of(adapter).name if adapter is not None else None
 
 
 def log_sessions(

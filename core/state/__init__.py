@@ -64,6 +64,8 @@ class State(Attribution, Tree, Parking):
         self.sessions: dict[str, SessionState] = {}
         self.problems: deque[Problem] = deque(maxlen=MAX_PROBLEMS)
         self.problems_total = 0
+        #: every problem ever added, by the file it names (the kept deque is capped; metrics count per format)
+        self.problems_by_path: Counter[str] = Counter()
         #: each agent's record handlers (by agent name), made when its first record arrives
         self.handlers: dict[str, list[RecordHandler]] = {}
         self.version = 0  # bumps on every change: the UI repaints only when it moved
@@ -140,6 +142,7 @@ class State(Attribution, Tree, Parking):
             problem.ts_ms = now_ms()
         self.problems.append(problem)
         self.problems_total += 1
+        self.problems_by_path[problem.path] += 1
         self.version += 1
 
     def reset_session(self, key: str) -> None:
