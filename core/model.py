@@ -254,6 +254,8 @@ class Turn:
     logged_only: bool = False  # the replay cannot know the cause from disk; the logged decision is taken
     agreement: bool | None = None
     disagreement: str | None = None  # the first fact that differs
+    #: when the replay disagrees: "logged X; build Y decides Z: the profile or the data is wrong"
+    contradiction: str | None = None
     why: str | None = None  # one-line explanation of the recomputed decision
     payload_bytes: int | None = None
     payload_bytes_raw: int | None = None

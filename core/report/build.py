@@ -312,6 +312,7 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "stop_reason": opt_text(turn.stop_reason),
         "agreement": turn.agreement,
         "disagreement": opt_text(turn.disagreement),
+        "contradiction": opt_text(turn.contradiction),
         "why": opt_text(turn.why),
         "logged_only": turn.logged_only,
         "counterfactual": _decision(turn.counterfactual),

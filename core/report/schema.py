@@ -12,6 +12,8 @@ Fields this tool adds within /1 (allowed by the contract; scripts may rely on th
 * `continuity.attributed` (log lines matched to a transcript turn) and `continuity.timeline`
   `{kinds, group_size, starts, ends, counts}` (the decisions in order, grouped, for the HTML chart);
 * `sessions[]`: `started_at`, `models`, `profile` (the build profile chosen and why), `sidecar_verdict`;
+* `turns[]`: `contradiction` (when the replay disagrees: "logged X; build Y decides Z: the profile or the data
+  is wrong", Y the build profile the session's evidence points to);
 * `turns[]`: `model`, `stop_reason`, `agreement`, `disagreement`, `why`, `logged_only`, `counterfactual`
   (the decision under a stable fingerprint), `avoidable`, `payload_bytes_if_stable`, `logged.source`,
   `logged.matched_log_line`, `commit.diff_total`, `commit.variant`, `tokens.prompt`, and for rewritten turns
@@ -252,6 +254,8 @@ class Turn(_Model):
     path: str
     thread: str
     call: Call | None
+    # added by this tool (see the module docstring): typed when present
+    contradiction: str | None = None
 
 
 class TagStats(_Model):
