@@ -113,6 +113,9 @@ class CloseLine:
     ts_ms: int | None
     reason: str
     session_id: str | None = None
+    #: set by senpi's close pairing: the session and call whose start (or failure) wrote this line
+    matched_session: str | None = None
+    matched_turn: int | None = None
 
 
 @dataclass(slots=True)

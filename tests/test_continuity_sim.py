@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from core.agents.senpi.continuity.closes import START_WINDOW_MS
 from core.demo.sim import scenarios
 from core.demo.sim.builds import OLD_BUILD
 from core.demo.sim.generator import generate
@@ -22,6 +23,7 @@ from core.report.html import render_html
 from core.report.markdown import render_markdown
 from core.report.schema import Report
 from core.state import SessionState, State
+from core.timeutil import iso_ms, parse_iso_ms
 from tests.report_helpers import report_for
 from tests.senpi_builder import run
 
@@ -32,9 +34,31 @@ def _state(agent: Path) -> State:
     return run(paths)
 
 
+def _later(ts: str, ms: int) -> str:
+    return iso_ms(parse_iso_ms(ts) + ms)
+
+
+def _ambiguous(close: dict[str, Any], truth: dict[str, Any], manifest: dict[str, Any]) -> bool:
+    """A call of another session was open when `close` was written and writes that reason itself (a line with
+    no session id cannot tell them apart)."""
+    if truth["provider"] != "claude-sdk-oauth":
+        return False  # newer builds put the session id on the line
+    for other in manifest["sessions"]:
+        if other is truth:
+            continue
+        for turn in other["turns"]:
+            if not turn["ts"] <= close["ts"] < min(turn["log_ts"], _later(turn["ts"], START_WINDOW_MS)):
+                continue
+            if turn["kind"] == "fork" and close["reason"] == "other":
+                return True
+            if turn["kind"] in ("flatten", "bootstrap") and close["reason"] in (turn["reason"], "registry_miss"):
+                return True
+    return False
+
+
 def _check(state: State, manifest: dict[str, Any]) -> dict[str, int]:
     by_id: dict[str, SessionState] = {s.session_id: s for s in state.sessions.values()}
-    seen = {"turns": 0, "events": 0, "rewritten": 0, "avoidable": 0, "sidecars": 0}
+    seen = {"turns": 0, "events": 0, "rewritten": 0, "avoidable": 0, "sidecars": 0, "closes": 0, "ambiguous": 0}
     for truth in manifest["sessions"]:
         session = by_id[truth["session_id"]]
         assert len(session.turns) == len(truth["turns"])
@@ -60,6 +84,14 @@ def _check(state: State, manifest: dict[str, Any]) -> dict[str, int]:
             ), where  # fmt: skip
             assert bool(turn.avoidable) == want["resend_from_volatile"], where
             seen["avoidable"] += bool(turn.avoidable)
+            # the close lines senpi wrote inside the call (at its start, or on its failure) pair with it, unless a
+            # call of another session could have written the same line at that time (old builds name no session)
+            inside = [c for c in truth["closes"] if c["when"] in ("call_start", "failure")
+                      and want["ts"] <= c["ts"] <= want["log_ts"]]  # fmt: skip
+            expected = [c["reason"] for c in inside if not _ambiguous(c, truth, manifest)]
+            assert turn.facts.closes == expected, where
+            seen["closes"] += len(expected)
+            seen["ambiguous"] += len(inside) - len(expected)
         if truth.get("sidecar"):
             seen["sidecars"] += 1
             verdict = session.facts.sidecar_verdict
@@ -73,6 +105,7 @@ def test_the_bundled_demo_is_recomputed_turn_by_turn() -> None:
     seen = _check(_state(agent), manifest)
     assert seen["turns"] == sum(len(s["turns"]) for s in manifest["sessions"])
     assert seen["events"] > 0 and seen["rewritten"] > 0 and seen["avoidable"] > 0
+    assert seen["closes"] == 17  # 10 before a flatten of a live entry, 6 before a fork that resumes one, 1 failure
 
 
 def test_the_demo_is_replayed_where_the_files_tell() -> None:
@@ -132,7 +165,7 @@ def test_a_simulated_corpus_is_recomputed_turn_by_turn(tmp_path: Path) -> None:
     reasons = {(s["build"][:8], t["reason"]) for s in data["sessions"] for t in s["turns"]}
     assert {("2026.8.4", "history_rolled_back"), ("2026.8.4", "options_changed"), ("2026.8.4", "idle_ttl"),
             ("2026.10.", "toolset_changed"), ("2026.10.", "idle_ttl")} <= reasons  # fmt: skip
-    assert seen["turns"] > 500
+    assert seen["turns"] > 500 and seen["closes"] > 100 and seen["ambiguous"] < seen["closes"] // 10
 
 
 def test_every_rewritten_recorded_thinking_turn_is_volatile_only() -> None:

@@ -5,9 +5,12 @@ thinking-level switch, the options drift after it and the idle expiry."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+from core.report.schema import Report
+from tests.report_helpers import report_for
 from tests.senpi_builder import run
 
 LIVE = Path(__file__).resolve().parent / "data" / "senpi-live" / "agent"
@@ -37,3 +40,19 @@ def test_all_fifteen_calls_are_replayed_and_agree(tmp_path: Path) -> None:
     )
     assert drift.why.startswith("the live entry was made at thinking level high, this call runs at medium")
     assert "idle reaper closed the entry" in idle.why and "a gap of 31 min 15 s" in idle.why
+
+
+def test_the_reattach_close_pairs_with_the_call_that_wrote_it(tmp_path: Path) -> None:
+    """Five close lines: three idle reaps and the thinking switch fall between calls; the `other` of the reattach
+    after the switch is the drift call's own (stamped with the millisecond the previous call's line was)."""
+    agent = _copy(tmp_path)
+    state = run([agent, agent / "events"])
+    closes = {(t.session, t.index): t.facts.closes for s in state.sessions.values() for t in s.turns}
+    assert closes.pop((CAUSES, 4)) == ["other"]
+    assert set(map(tuple, closes.values())) == {()}
+    report = report_for(agent, paths=[agent, agent / "events"])
+    Report.model_validate(json.loads(json.dumps(report)))
+    assert report["continuity"]["closes"] == {"idle_ttl": 3, "thinking_level_selected": 1, "other": 1}
+    assert report["continuity"]["closes_paired"] == 1
+    paired = [t for t in report["turns"] if t["closes"]]
+    assert [(t["index"], t["closes"]) for t in paired] == [(4, ["other"])]

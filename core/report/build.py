@@ -194,6 +194,9 @@ class _Builder:
             else {"value": peak.value, "at": iso(peak.at_ms, peak.at), "kind": text(peak.kind)},
             "closes": {text(reason): n for reason, n in stats.closes.most_common()},
             "attributed": sum(1 for line in lines if line.matched_session is not None),
+            "closes_paired": sum(
+                1 for c in log.closes if c.matched_session is not None and self.options.in_window(c.ts_ms)
+            ),
             "timeline": _timeline(lines),
         }
 
