@@ -31,8 +31,7 @@ def _agent(tmp_path: Path, closes: list[dict[str, str]]) -> tuple[Path, list[Tra
     for t in (a, b, c):
         t.write(agent)
     start = a.messages[1]["timestamp"]  # the three second calls run over the same milliseconds
-    lines = [{"ts": iso_ms(start + 1), "level": "info", "event": "claude_sdk_oauth_session_close", **c}
-             for c in closes]  # fmt: skip
+    lines = [{"ts": iso_ms(start + 1), "level": "info", "event": "claude_sdk_oauth_session_close", **c} for c in closes]
     log = agent / "logs" / "session.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -86,8 +86,11 @@ def _check(state: State, manifest: dict[str, Any]) -> dict[str, int]:
             seen["avoidable"] += bool(turn.avoidable)
             # the close lines senpi wrote inside the call (at its start, or on its failure) pair with it, unless a
             # call of another session could have written the same line at that time (old builds name no session)
-            inside = [c for c in truth["closes"] if c["when"] in ("call_start", "failure")
-                      and want["ts"] <= c["ts"] <= want["log_ts"]]  # fmt: skip
+            inside = [
+                c
+                for c in truth["closes"]
+                if c["when"] in ("call_start", "failure") and want["ts"] <= c["ts"] <= want["log_ts"]
+            ]
             expected = [c["reason"] for c in inside if not _ambiguous(c, truth, manifest)]
             assert turn.facts.closes == expected, where
             seen["closes"] += len(expected)
@@ -163,8 +166,13 @@ def test_a_simulated_corpus_is_recomputed_turn_by_turn(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "agent" / "manifest.json").read_text(encoding="utf-8"))
     seen = _check(_state(tmp_path / "agent"), data)
     reasons = {(s["build"][:8], t["reason"]) for s in data["sessions"] for t in s["turns"]}
-    assert {("2026.8.4", "history_rolled_back"), ("2026.8.4", "options_changed"), ("2026.8.4", "idle_ttl"),
-            ("2026.10.", "toolset_changed"), ("2026.10.", "idle_ttl")} <= reasons  # fmt: skip
+    assert {
+        ("2026.8.4", "history_rolled_back"),
+        ("2026.8.4", "options_changed"),
+        ("2026.8.4", "idle_ttl"),
+        ("2026.10.", "toolset_changed"),
+        ("2026.10.", "idle_ttl"),
+    } <= reasons
     assert seen["turns"] > 500 and seen["closes"] > 100 and seen["ambiguous"] < seen["closes"] // 10
 
 

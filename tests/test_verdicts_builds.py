@@ -151,8 +151,10 @@ def test_a_pending_fork_and_an_idle_gap_let_the_log_say_whether_the_reaper_ran(t
     """A rewritten commit then 40 minutes: a live entry would fork on its pending rewrite, a reaped one reattaches
     from its binding (the pending fork went with the entry). The log says which happened; a third answer is a
     contradiction."""
-    for logged, found in ((("fork", "idle_ttl", 1), "the idle reaper closed the entry"),
-                          (("fork", "assistant_rewritten", 2), "the call found the entry live")):  # fmt: skip
+    for logged, found in (
+        (("fork", "idle_ttl", 1), "the idle reaper closed the entry"),
+        (("fork", "assistant_rewritten", 2), "the call found the entry live"),
+    ):
         t = _transcript(MARKER_DAY)
         t.user("one")
         t.marker()
@@ -201,3 +203,18 @@ def test_a_switch_then_a_rolled_back_branch(tmp_path: Path, day: str, logged: tu
     turn = session.turns[3]
     assert (turn.agreement, turn.logged_only) == (True, False), turn.why
     assert decisions(session)[3] == logged
+
+
+def test_a_switch_entry_closes_even_when_the_level_looks_unchanged(tmp_path: Path) -> None:
+    """senpi writes a thinking_level_change only with its thinking_level_select event: the entry is the switch. With
+    no drift to check, the binding reattaches and registry_miss takes the close's cause."""
+    t = _transcript(MARKER_DAY)
+    _two_calls(t, markers=True)
+    t.thinking_level("high")  # the level the session already had, as far as the transcript says
+    t.user("three")
+    t.marker()
+    t.assistant([text("c")], "fork", "thinking_level_selected", 1)
+    session = only_session(run([t.write(tmp_path / "agent")]))
+    turn = session.turns[2]
+    assert (turn.agreement, turn.logged_only) == (True, False), turn.why
+    assert "its prefix still matches -> reattach" in turn.why

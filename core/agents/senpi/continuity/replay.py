@@ -336,10 +336,10 @@ class VerdictReplay(SessionAnalyzer):
         elif etype in ("thinking_level_change", "model_change"):
             arg = entry.obj.get("thinkingLevel") if etype == "thinking_level_change" else entry.obj.get("modelId")
             if etype == "thinking_level_change" and isinstance(arg, str):
-                changed, self._thinking = arg != self._thinking, arg
-            else:
-                changed = True
-            if self._prev_call is not None and changed:
+                self._thinking = arg
+            # senpi writes the entry and fires thinking_level_select together, only for a real change
+            # (`_setThinkingLevel`): an entry is the switch even when the level the replay tracked looks the same
+            if self._prev_call is not None:
                 self._events.append(f"{etype}:{arg}" if isinstance(arg, str) else etype)
         if turn is None or entry.message is None:
             return
