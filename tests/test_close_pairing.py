@@ -31,7 +31,15 @@ def _agent(tmp_path: Path, closes: list[dict[str, str]]) -> tuple[Path, list[Tra
     for t in (a, b, c):
         t.write(agent)
     start = a.messages[1]["timestamp"]  # the three second calls run over the same milliseconds
-    lines = [{"ts": iso_ms(start + 1), "level": "info", "event": "claude_sdk_oauth_session_close", **c} for c in closes]
+    lines = [
+        {
+            "ts": iso_ms(start + 1 + int(c.pop("after", 0))),
+            "level": "info",
+            "event": "claude_sdk_oauth_session_close",
+            **c,
+        }
+        for c in closes
+    ]
     log = agent / "logs" / "session.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -67,3 +75,12 @@ def test_the_pairing_does_not_depend_on_the_reading_order(tmp_path: Path) -> Non
             feed(state, path)
         results.append(_closes(state))
     assert results[0] == results[1] == results[2] == {"a": [[], []], "b": [[], ["assistant_rewritten"]], "c": [[], []]}
+
+
+def test_a_decision_keeps_one_close_the_earliest(tmp_path: Path) -> None:
+    """senpi writes one close at a decision's start: a second one a second later (another session's, on an old
+    build that names no session) is not the flatten's."""
+    agent, _ = _agent(tmp_path, [{"reason": "assistant_rewritten"}, {"reason": "assistant_rewritten", "after": "900"}])
+    state = run([agent])
+    assert _closes(state)["b"] == [[], ["assistant_rewritten"]]
+    assert [line.matched_turn for line in state.log.closes] == [1, None]

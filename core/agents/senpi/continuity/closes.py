@@ -13,9 +13,10 @@ call up to its observation for a failure) and that call's logged decision writes
 session (2026.9.29+) only looks at that session's calls. Old builds' lines name no session: when two sessions'
 calls were open at once and both could have written it, it pairs with neither (`where they pair`); a shutdown or
 reaper `other` of another session within the first two seconds of a fork is the one line it can take for the
-fork's own. The rule depends only on the set of lines and calls, not on the order they are read in, so a live
-read, a cold read and a resumed index agree. Kept per call in `SenpiCall.closes`, per line in
-`CloseLine.matched_session` / `matched_turn` (the report's `continuity.closes_paired`).
+fork's own (only the earliest close of a decision is its own: senpi writes one at a call's start). The rule
+depends only on the set of lines and calls, not on the order they are read in, so a live read, a cold read
+and a resumed index agree. Kept per call in `SenpiCall.closes`, per line in `CloseLine.matched_session` /
+`matched_turn` (the report's `continuity.closes_paired`).
 """
 
 from __future__ import annotations
@@ -160,8 +161,7 @@ class ClosePairing(RecordHandler):
         return line.session_id is None or line.session_id == session_id
 
     def _settle(self, store: Store, seq: int) -> None:
-        """Re-decide one close: paired with its only candidate, or with none."""
-        line = self._lines[seq]
+        """Re-decide one close: a close of its only candidate call, or of none."""
         cands = self._candidates[seq]
         new = next(iter(cands)) if len(cands) == 1 else None
         old = self._pair_of.get(seq)
@@ -171,17 +171,23 @@ class ClosePairing(RecordHandler):
             del self._pair_of[seq]
             self._paired[old].remove(seq)
             self._publish(store, old)
-        line.matched_session = line.matched_turn = None
+        self._lines[seq].matched_session = self._lines[seq].matched_turn = None
         if new is not None:
             self._pair_of[seq] = new
             self._paired.setdefault(new, []).append(seq)
             self._paired[new].sort(key=lambda s: (self._lines[s].ts_ms or 0, s))
-            line.matched_session = self._calls[new][2]
-            line.matched_turn = new[1]
             self._publish(store, new)
 
     def _publish(self, store: Store, call: Call) -> None:
+        """The call's closes: a decision writes one close at its start (the earliest that only it can have written;
+        a second is another session's, e.g. its shutdown), a failure may write more (a failed resume, the pump)."""
+        seqs = self._paired.get(call, [])
+        found = self._calls.get(call)
+        kept = seqs if found is not None and found[3] is TERMINAL_REASONS else seqs[:1]
+        for s in seqs:
+            line = self._lines[s]
+            line.matched_session, line.matched_turn = (found[2], call[1]) if s in kept and found else (None, None)
         session = store.sessions.get(call[0])
         if session is None or call[1] >= len(session.turns):
             return
-        senpi_call(session.turns[call[1]]).closes = [self._lines[s].reason for s in self._paired.get(call, [])]
+        senpi_call(session.turns[call[1]]).closes = [self._lines[s].reason for s in kept]
