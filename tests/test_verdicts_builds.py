@@ -9,6 +9,7 @@ anthropic-subscription). The figures are senpi's own (senpi-formats §3.7, §4.3
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,15 +73,21 @@ def test_a_thinking_switch_is_replayed_by_the_build(
     assert ("sent hashes emptied" in session.turns[2].why) == (day == OLD_DAY)
 
 
-def test_a_log_the_build_cannot_write_is_a_contradiction(tmp_path: Path) -> None:
-    """v2026.8.4-2's answer to a thinking switch in a session whose markers prove v2026.8.18-3 or later."""
+def _switch_then(tmp_path: Path, before: str, after: str, logged: tuple[str, str, int]) -> Any:
+    """A v2026.8.18-3+ session (markers): two calls at `before`, a switch to `after`, one call logging `logged`."""
     t = _transcript(MARKER_DAY)
+    t.lines[2]["thinkingLevel"] = before
     _two_calls(t, markers=True)
-    t.thinking_level("medium")
+    t.thinking_level(after)
     t.user("three")
     t.marker()
-    t.assistant([text("c")], "fork", "history_rolled_back", 3)
-    session = only_session(run([t.write(tmp_path / "agent")]))
+    t.assistant([text("c")], *logged)
+    return only_session(run([t.write(tmp_path / "agent")]))
+
+
+def test_a_log_the_build_cannot_write_is_a_contradiction(tmp_path: Path) -> None:
+    """v2026.8.4-2's answer to a thinking switch in a session whose markers prove v2026.8.18-3 or later."""
+    session = _switch_then(tmp_path, "high", "medium", ("fork", "history_rolled_back", 3))
     profile = profile_of(session).id
     turn = session.turns[2]
     assert (turn.agreement, turn.logged_only) == (False, False)
@@ -97,14 +104,7 @@ def test_a_log_the_build_cannot_write_is_a_contradiction(tmp_path: Path) -> None
 
 
 def test_minimal_to_low_may_keep_the_fingerprint_so_the_log_decides(tmp_path: Path) -> None:
-    t = _transcript(MARKER_DAY)
-    t.lines[2]["thinkingLevel"] = "minimal"
-    _two_calls(t, markers=True)
-    t.thinking_level("low")
-    t.user("three")
-    t.marker()
-    t.assistant([text("c")], "fork", "thinking_level_selected", 1)
-    session = only_session(run([t.write(tmp_path / "agent")]))
+    session = _switch_then(tmp_path, "minimal", "low", ("fork", "thinking_level_selected", 1))
     turn = session.turns[2]
     assert turn.logged_only and turn.agreement is None
     assert "thinking level of minimal then low" in turn.why and "not on disk" in turn.why
@@ -208,13 +208,8 @@ def test_a_switch_then_a_rolled_back_branch(tmp_path: Path, day: str, logged: tu
 def test_a_switch_entry_closes_even_when_the_level_looks_unchanged(tmp_path: Path) -> None:
     """senpi writes a thinking_level_change only with its thinking_level_select event: the entry is the switch. With
     no drift to check, the binding reattaches and registry_miss takes the close's cause."""
-    t = _transcript(MARKER_DAY)
-    _two_calls(t, markers=True)
-    t.thinking_level("high")  # the level the session already had, as far as the transcript says
-    t.user("three")
-    t.marker()
-    t.assistant([text("c")], "fork", "thinking_level_selected", 1)
-    session = only_session(run([t.write(tmp_path / "agent")]))
+    # the level the session already had, as far as the transcript says
+    session = _switch_then(tmp_path, "high", "high", ("fork", "thinking_level_selected", 1))
     turn = session.turns[2]
     assert (turn.agreement, turn.logged_only) == (True, False), turn.why
     assert "its prefix still matches -> reattach" in turn.why
