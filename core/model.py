@@ -113,6 +113,9 @@ class CloseLine:
     ts_ms: int | None
     reason: str
     session_id: str | None = None
+    #: set by senpi's close pairing: the session and call whose start (or failure) wrote this line
+    matched_session: str | None = None
+    matched_turn: int | None = None
 
 
 @dataclass(slots=True)
@@ -254,6 +257,8 @@ class Turn:
     logged_only: bool = False  # the replay cannot know the cause from disk; the logged decision is taken
     agreement: bool | None = None
     disagreement: str | None = None  # the first fact that differs
+    #: when the replay disagrees: "logged X; build Y decides Z: the profile or the data is wrong"
+    contradiction: str | None = None
     why: str | None = None  # one-line explanation of the recomputed decision
     payload_bytes: int | None = None
     payload_bytes_raw: int | None = None

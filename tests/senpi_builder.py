@@ -113,6 +113,10 @@ class Transcript:
                 "details": {}, "fromHook": False}  # fmt: skip
         return self._entry(body)
 
+    def thinking_level(self, level: str) -> str:
+        """The user switches the thinking level (senpi writes the entry only when the level changes)."""
+        return self._entry({"type": "thinking_level_change", "thinkingLevel": level})
+
     def label(self, target: str, name: str) -> str:
         return self._entry({"type": "label", "targetId": target, "label": name})
 

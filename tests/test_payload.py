@@ -127,7 +127,7 @@ def assert_matches_reference(conv: Conversation, session: Any) -> None:
     assert session.facts.payload_mismatches == []
     assert len(session.turns) == len(conv.expected)
     for turn, (serializer, sent, raw) in zip(session.turns, conv.expected, strict=True):
-        assert turn.facts.serializer == serializer, turn.index
+        assert turn.facts.payload.serializer == serializer, turn.index
         assert (turn.payload_bytes, turn.payload_bytes_raw) == (sent, raw), turn.index
         rebuilt = rebuild_turn(session, turn.index, READ)
         assert rebuilt is not None
@@ -166,9 +166,9 @@ def test_ultrawork_prompts_n_copies_and_keep_first_leaves_one(tmp_path: Path) ->
     for n, turn in enumerate(session.turns, start=1):
         assert turn.payload_bytes == logged[n - 1]
         assert turn.directives == {"ultrawork-mode": {"copies": n, "bytes": n * ULTRAWORK_BYTES}}
-        keep_first = turn.facts.keep_first
+        keep_first = turn.facts.payload.keep_first
         assert (keep_first["kept"], keep_first["markers"]) == (1, n - 1)
-        assert turn.facts.collapsed == n - 1
+        assert turn.facts.payload.collapsed == n - 1
     ledger = session.analyzer(DirectiveLedger)
     assert isinstance(ledger, DirectiveLedger)
     assert ledger.injections == {"ultrawork-mode": len(prompts)}
@@ -282,7 +282,7 @@ def test_newer_build_rules_are_picked_by_the_logged_bytes(tmp_path: Path) -> Non
     session = conv.run()
     assert_matches_reference(conv, session)
     assert session.facts.payload_profile == "2026.10.10-10"
-    assert session.turns[-2].facts.collapsed == 1  # A, A → the second A; B, A kept
+    assert session.turns[-2].facts.payload.collapsed == 1  # A, A → the second A; B, A kept
     rebuilt = rebuild_turn(session, len(session.turns) - 1, READ)
     assert rebuilt is not None
     assert rebuilt.blocks == [{"type": "text", "text": "Tool result (mcp__custom-tools__write, id=w6):\n"},
@@ -354,7 +354,7 @@ def test_recovered_tool_results_note_is_part_of_the_flatten(tmp_path: Path) -> N
     conv.call(text("it was interrupted"), kind="flatten")
     session = conv.run()
     assert_matches_reference(conv, session)
-    assert session.turns[1].facts.recovered_tool_results is True
+    assert session.turns[1].facts.payload.recovered_tool_results is True
     rebuilt = rebuild_turn(session, 1, READ)
     assert rebuilt is not None
     assert "TOOL RESULT (recovered Bash, id=toolu_X, status=error):\npartial output" in [
@@ -407,7 +407,7 @@ def test_decisions_without_a_payload_and_disabled_calls(tmp_path: Path) -> None:
     t.assistant(text("b"), kind="flatten", reason="query_failed")  # old terminal flatten: no count
     session = only_session(ingest(t.write()))
     disabled, failed, terminal = session.turns
-    assert disabled.facts.serializer == "flatten"
+    assert disabled.facts.payload.serializer == "flatten"
     assert disabled.payload_bytes == 193 + 2
     assert failed.payload_bytes is None and failed.directives is None
     assert terminal.payload_bytes is None
@@ -423,7 +423,7 @@ def test_prompt_tokens_are_input_plus_cache_read_and_write(tmp_path: Path) -> No
     assert {k: turn.tokens[k] for k in ("input", "cache_read", "cache_write", "output")} == {
         "input": 6, "cache_read": 1000, "cache_write": 6274, "output": 180,
     }  # fmt: skip
-    assert turn.facts.prompt_tokens == 7280 == prompt_tokens(turn.tokens)
+    assert turn.facts.payload.prompt_tokens == 7280 == prompt_tokens(turn.tokens)
 
 
 def test_the_report_sections_on_a_payload_session(tmp_path: Path) -> None:
@@ -447,7 +447,7 @@ def test_the_report_sections_on_a_payload_session(tmp_path: Path) -> None:
     flatten = session.turns[1]
     flatten.avoidable = True  # as the replay marks an avoidable re-send, which the payload analysis then prices
     flatten.payload_bytes_if_stable = stable_bytes(flatten)
-    assert flatten.payload_bytes_if_stable == flatten.facts.delta_if_stable == utf8_len(f"{block}\ntwo")
+    assert flatten.payload_bytes_if_stable == flatten.facts.payload.delta_if_stable == utf8_len(f"{block}\ntwo")
     counter = sections.counterfactual(session.turns, selected)
     assert counter is not None
     assert (counter["resends_logged"], counter["resends_avoidable"]) == (1, 1)

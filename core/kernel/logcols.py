@@ -341,6 +341,11 @@ class CloseRows(_Table):
 
     _types = CHUNK_TYPES["closes"]
 
+    def __init__(self, files: Vocab, reasons: Vocab, sessions: SessionVocab) -> None:
+        super().__init__(files, reasons, sessions)
+        #: row -> (session id, turn index) of the call that wrote it (senpi's close pairing), beside the columns
+        self.matched: dict[int, tuple[str, int]] = {}
+
     def append_line(self, line: CloseLine) -> int:
         row = len(self.ts)
         self._extend("ts", (NO_TIME if line.ts_ms is None else line.ts_ms,))
@@ -379,7 +384,10 @@ class CloseRows(_Table):
             row += len(self.ts)
         if not 0 <= row < len(self.ts):
             raise IndexError(row)
-        return CloseLine(self.where(row), self.text(row), self.ms(row), self.reason_of(row), self.session_id(row))
+        session, turn = self.matched.get(row, (None, None))
+        return CloseLine(
+            self.where(row), self.text(row), self.ms(row), self.reason_of(row), self.session_id(row), session, turn
+        )
 
     def __iter__(self) -> Iterator[CloseLine]:
         return (self[i] for i in range(len(self.ts)))

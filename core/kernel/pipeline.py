@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from core.kernel.dedupe import DedupeResult
+    from core.kernel.logcols import CloseRows, ContinuityRows
     from core.kernel.ports import Reread
     from core.model import EntryNode, Problem, Record, SessionHeader, Sidecar, TranscriptEntry, Turn
 
@@ -74,10 +75,18 @@ class Session(Protocol):
     def each_analyzer(self) -> Iterator[SessionAnalyzer]: ...
 
 
+class LogTables(Protocol):
+    """The log half of the state a handler may read: the continuity and close tables (`core.kernel.logcols`)."""
+
+    continuity: ContinuityRows
+    closes: CloseRows
+
+
 class Store(Protocol):
     """What a record handler may do to the state holder (`core.state.State`)."""
 
     version: int
+    log: LogTables
 
     @property
     def sessions(self) -> Mapping[str, Session]: ...
@@ -142,6 +151,10 @@ class RecordHandler:
     def on_log_sessions(self, store: Store, named: Mapping[str, int]) -> None:
         """A block of this agent's log was applied as columns (no records): session id -> how many of its
         continuity and close lines name that session (the lines of one block, in one go)."""
+
+    def on_log_closes(self, store: Store) -> None:
+        """Close lines of this agent's log were appended to `store.log.closes` (by record or by block; read
+        before any session or after): a handler that pairs them reads the rows it has not seen."""
 
     def forget_session(self, session: Session) -> None:
         """A session of this agent is forgotten (truncated, replaced, rebuilt): drop what points into it."""

@@ -185,10 +185,12 @@ class _Builder:
             in_window = self.options.in_window
             stats.add_closes(closes.reason_of(row) for row in range(len(closes)) if in_window(closes.ms(row)))
             attributed = sum(1 for row in rows.matched if keep[row])
+            closes_paired = sum(1 for row in closes.matched if in_window(closes.ms(row)))
             series = timeline_rows(rows, keep)
         else:
             stats = log.stats
             attributed = len(rows.matched)
+            closes_paired = len(log.closes.matched)
             series = timeline_rows(rows)
         peak = stats.peak
         names: dict[str, str] = {}  # kinds and reasons repeat on every streak: made inert once each
@@ -201,7 +203,7 @@ class _Builder:
 
         if series is not None:
             series["kinds"] = [name(kind) for kind in series["kinds"]]
-        section = self._continuity_section(stats, peak, name, attributed, series)
+        section = self._continuity_section(stats, peak, name, attributed, closes_paired, series)
         if self.options.redact and not any(redact_text(value)[1] for value in names.values()):
             # every string of the section is a kind or reason checked here, a time or a fixed key: the
             # report's redaction walk can take it as it is (a secret-shaped reason: it walks it, exactly)
@@ -209,7 +211,7 @@ class _Builder:
         return section
 
     def _continuity_section(
-        self, stats: LogStats, peak: Any, name: Any, attributed: int, series: dict[str, Any] | None
+        self, stats: LogStats, peak: Any, name: Any, attributed: int, closes_paired: int, series: dict[str, Any] | None
     ) -> dict[str, Any]:
         return {
             "events": stats.events,
@@ -234,6 +236,7 @@ class _Builder:
             else {"value": peak.value, "at": iso(peak.at_ms, peak.at), "kind": name(peak.kind)},
             "closes": {name(reason): n for reason, n in stats.closes.most_common()},
             "attributed": attributed,
+            "closes_paired": closes_paired,
             "timeline": series,
         }
 
@@ -352,6 +355,7 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "stop_reason": opt_text(turn.stop_reason),
         "agreement": turn.agreement,
         "disagreement": opt_text(turn.disagreement),
+        "contradiction": opt_text(turn.contradiction),
         "why": opt_text(turn.why),
         "logged_only": turn.logged_only,
         "counterfactual": _decision(turn.counterfactual),

@@ -685,7 +685,16 @@ def _disagreements(report: dict[str, Any]) -> str:
         for t in turns[:MAX_TURN_ROWS]
     ]
     headers = ["session", "turn", "time", "logged", "recomputed", "first difference"]
-    return out + table(headers, rows, numeric=(1,)) + more(len(rows), len(turns), "disagreements") + "</section>\n"
+    said = [t for t in turns[:MAX_TURN_ROWS] if t.get("contradiction")]
+    against = ""
+    if said:
+        items = "".join(
+            f"<li><code>{e(t.get('session'), 60)}</code> turn {n(t.get('index'))}: {e(t.get('contradiction'))}</li>"
+            for t in said
+        )
+        against = f'<p class="note">Against the build profile each session\'s evidence points to:</p><ul>{items}</ul>'
+    listed = table(headers, rows, numeric=(1,)) + more(len(rows), len(turns), "disagreements")
+    return out + listed + against + "</section>\n"
 
 
 def _turns(report: dict[str, Any]) -> str:

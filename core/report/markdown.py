@@ -648,11 +648,16 @@ def _disagreements(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str
         )
     total = sum(len(g.items) for g in facts.disagreements)
     headers = ["session", "turn", "time", "logged", "recomputed", "first difference", "turns like it"]
+    said = [g.first for g in facts.disagreements[: caps.disagreements] if g.first.get("contradiction")]
+    against = ["Against the build profile each session's evidence points to:", ""] if said else []
+    for t in said:
+        against.append(f"- {code(t.get('session'))} turn {num(t.get('index'))}: {esc(t.get('contradiction'))}")
     return [
         *out,
         *table(headers, rows),
         "",
         *more(len(rows), len(facts.disagreements), f"kinds of disagreement ({total:,} turns in all)"),
+        *([*against, ""] if against else []),
     ]
 
 

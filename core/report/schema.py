@@ -14,7 +14,13 @@ Fields this tool adds within /1 (allowed by the contract; scripts may rely on th
 * `selection` `{session, since, until, sessions_matched, include_text}`: what the report was limited to;
 * `continuity.attributed` (log lines matched to a transcript turn) and `continuity.timeline`
   `{kinds, group_size, starts, ends, counts}` (the decisions in order, grouped, for the HTML chart);
+  `continuity.closes_paired`: `claude_sdk_oauth_session_close` lines paired with the call that wrote them;
 * `sessions[]`: `started_at`, `models`, `profile` (the build profile chosen and why), `sidecar_verdict`;
+* `turns[]`: `contradiction` (when the replay disagrees: "logged X; build Y decides Z: the profile or the data
+  is wrong", Y the build profile the session's evidence points to), `closes` (senpi: the reasons of the close
+  lines senpi wrote inside this call, in time order: `assistant_rewritten` before a flatten of a live entry,
+  `other` before a reattach or fork, the error's cause before a failure; `[]` when none pairs, null for calls
+  without a logged decision or of other agents);
 * `turns[]`: `model`, `stop_reason`, `agreement`, `disagreement`, `why`, `logged_only`, `counterfactual`
   (the decision under a stable fingerprint), `avoidable`, `payload_bytes_if_stable`, `logged.source`,
   `logged.matched_log_line`, `commit.diff_total`, `commit.variant`, `tokens.prompt`, and for rewritten turns
@@ -94,6 +100,7 @@ class Continuity(_Model):
     streaks: list[Streak]
     peak_count: Peak | None
     closes: dict[str, Count]
+    closes_paired: Count | None = None  # added by this tool (see the module docstring)
 
     @model_validator(mode="after")
     def _consistent(self) -> Continuity:
@@ -255,6 +262,9 @@ class Turn(_Model):
     path: str
     thread: str
     call: Call | None
+    # added by this tool (see the module docstring): typed when present
+    contradiction: str | None = None
+    closes: list[str] | None = None
 
 
 class TagStats(_Model):

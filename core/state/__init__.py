@@ -92,6 +92,7 @@ class State(Attribution, Tree, Parking):
         elif isinstance(record, CloseLine):
             self.log.closes.append_line(record)
             self.log.stats.add_close(record)
+            self._closes_arrived(agent)
             if record.session_id is None or not self.sessions:
                 return
         elif isinstance(record, LogEvent):
@@ -118,6 +119,7 @@ class State(Attribution, Tree, Parking):
         if block.close_ts:
             log.closes.append_block(block)
             log.stats.add_closes(block.close_reasons)
+            self._closes_arrived(agent)
         for event, n in block.other.items():
             log.count_other(event, n)
         for problem in block.problems:
@@ -128,6 +130,14 @@ class State(Attribution, Tree, Parking):
                 handler.on_log_sessions(self, named)
         for record in block.records:
             self.apply(record, agent)
+
+    def _closes_arrived(self, agent: Agent) -> None:
+        """Close rows were appended: handlers that pair them read the new rows (`RecordHandler.on_log_closes`).
+        Before any session there is nothing to pair them with: they are read when the first record reaches the
+        handlers (a log-only run never imports an analysis)."""
+        if self.sessions:
+            for handler in self._handlers(agent):
+                handler.on_log_closes(self)
 
     def _handlers(self, agent: Agent) -> list[RecordHandler]:
         """`agent`'s record handlers, made (and its analysis imported) when the first record that may concern

@@ -24,7 +24,7 @@ def test_names_are_unique_and_every_format_has_one_agent() -> None:
     names = [adapter.name for adapter in ADAPTERS]
     assert len(set(names)) == len(names) and all(names)
     assert {"senpi", "pi", "claude-code", "mux"} <= set(IDS)
-    assert TURN_EXTRAS[:2] == ("cache", "audit") and SESSION_EXTRAS[:3] == (
+    assert TURN_EXTRAS[:3] == ("cache", "closes", "audit") and SESSION_EXTRAS[:3] == (
         "sidecar_verdict",
         "agent",
         "audit",

@@ -8,12 +8,19 @@ Home: `$SENPI_CODING_AGENT_DIR/logs`, else `~/.senpi/agent/logs`; a `logs/` dir 
 from typing import Any
 
 from core.agents.base import AGENT_NAME, Agent, Home, turn_cache
-from core.agents.senpi.facts import SenpiSession
+from core.agents.senpi.facts import SenpiCall, SenpiSession
 from core.agents.senpi.formats.events import AgentEventsAdapter
 from core.agents.senpi.formats.logs import CompactionLogAdapter, SessionLogAdapter
 from core.agents.senpi.formats.sidecar import SidecarAdapter
 from core.agents.senpi.formats.transcript import SenpiTranscriptAdapter
 from core.kernel.pipeline import Session
+from core.model import Turn
+
+
+def turn_closes(turn: Turn) -> Any:
+    """The report's `turns[].closes`: the `claude_sdk_oauth_session_close` reasons senpi wrote inside this call."""
+    facts = turn.facts
+    return list(facts.closes) if isinstance(facts, SenpiCall) and facts.closes is not None else None
 
 
 def sidecar_verdict(session: Session) -> Any:
@@ -34,7 +41,7 @@ AGENT = Agent(
         SessionLogAdapter(),
     ),
     analysis="core.agents.senpi.analysis",
-    turn_extras=(("cache", turn_cache),),
+    turn_extras=(("cache", turn_cache), ("closes", turn_closes)),
     session_extras=(("sidecar_verdict", sidecar_verdict), AGENT_NAME),
     payload_exact=True,  # the claude-sdk-oauth prompt is rebuilt byte for byte (every logged payloadBytes agrees)
 )

@@ -10,12 +10,14 @@
   the replay, whose `why` would otherwise replace theirs).
 
 Record handlers, in order: event recordings matched to turns (`RecordingMatcher`), restart sidecars and log
-lines naming a session (`SidecarAndLogHandler`), and the payload filler that runs after every analyzer has
+lines naming a session (`SidecarAndLogHandler`), close lines paired with the calls that wrote them
+(`ClosePairing`), and the payload filler that runs after every analyzer has
 seen a transcript entry (`PayloadSettler`).
 """
 
 from core.agents.base import Analysis
 from core.agents.senpi.commit import CommitAnalyzer, RecordingMatcher
+from core.agents.senpi.continuity.closes import ClosePairing
 from core.agents.senpi.continuity.records import SidecarAndLogHandler
 from core.agents.senpi.continuity.replay import VerdictReplay
 from core.agents.senpi.facts import SenpiSession
@@ -36,7 +38,7 @@ ANALYSIS = Analysis(
         PayloadAnalyzer,
         PiTurns,
     ),
-    record_handlers=(RecordingMatcher, SidecarAndLogHandler, PayloadSettler),
+    record_handlers=(RecordingMatcher, SidecarAndLogHandler, ClosePairing, PayloadSettler),
     calls=PI_FAMILY_CALLS,
     session_facts=SenpiSession,
 )

@@ -31,6 +31,30 @@ class PayloadInfo:
 
 
 @dataclass(slots=True)
+class SenpiCall:
+    """senpi's record of one call (`Turn.facts`): what the payload analysis measured, and the
+    `claude_sdk_oauth_session_close` lines senpi wrote inside the call (`core.agents.senpi.continuity.closes`)."""
+
+    payload: PayloadInfo | None = None
+    #: reasons of the close lines that pair with this call, in time order; None when the call has no logged
+    #: decision to pair them by
+    closes: list[str] | None = None
+
+
+def senpi_call(turn: Any) -> SenpiCall:
+    """The turn's `SenpiCall`, made on first use (the payload analysis and the close pairing both fill it)."""
+    facts = turn.facts
+    if not isinstance(facts, SenpiCall):
+        facts = turn.facts = SenpiCall()
+    return facts
+
+
+def payload_info(turn: Any) -> PayloadInfo | None:
+    facts = turn.facts
+    return facts.payload if isinstance(facts, SenpiCall) else None
+
+
+@dataclass(slots=True)
 class SenpiSession:
     """Per-session results of senpi's replay and payload cross-check."""
 

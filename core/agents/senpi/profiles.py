@@ -87,6 +87,15 @@ class BuildProfile:
     reasons: frozenset[str] = REASONS_OLD - {"timeout_retry"}
     #: how the prompt of a resident-lane call is serialized (`core.agents.senpi.payload.serialize`)
     serializer: SerializerRules = RULES_OLD
+    #: thinking_level_select keeps the binding's sent hashes (2026.8.18-3); before, it keeps `sentHashes: []`, so
+    #: the next call's prefix match stops at 0 and forks from the binding's last boundary (`history_rolled_back`)
+    thinking_keeps_hashes: bool = False
+    binding_drift_check: bool = False  # decideFromBinding checks account / model / options drift first (2026.8.18-3)
+    #: a reattached or forked entry takes the call's account, model and fingerprint (2026.8.18-3); before, the
+    #: binding's: after a resume across a thinking switch the next call on that entry drifts (`options_changed`)
+    resume_current_identity: bool = False
+    binding_drift_reattaches: bool = False  # prompt / toolset drift on a binding reattaches with it (2026.9.7-2)
+    binding_fork_newest: bool = False  # a diverged binding forks at the newest boundary in the prefix (2026.9.29)
 
     @property
     def label(self) -> str:
@@ -110,14 +119,17 @@ def _timeline() -> tuple[BuildProfile, ...]:
         ("2026.8.11-2", "2026-08-11", "thinking timing excluded from assistantContentHash",
          {"hash_rule": TIMING_STRIPPED}),
         ("2026.8.16", "2026-08-16", "content-less user messages excluded from H", {"empty_user_hashed": False}),
-        ("2026.8.18-3", "2026-08-18", "binding markers, invalidations and the restart sidecar",
-         {"markers": True, "sidecar_hashes": "branch-walk"}),
+        ("2026.8.18-3", "2026-08-18", "binding markers, invalidations and the restart sidecar; bindings checked for "
+         "drift, kept with their hashes on a thinking switch; a resumed entry takes the call's identity",
+         {"markers": True, "sidecar_hashes": "branch-walk", "thinking_keeps_hashes": True,
+          "binding_drift_check": True, "resume_current_identity": True}),
         ("2026.8.20", "2026-08-20", "timeout_retry retry-checkpoint fork", {"reasons+": {"timeout_retry"}}),
         ("2026.9.3-3", "2026-09-03", "sidecar hashes from the converted context; session_unconfirmed; shared content "
          "mapper for flatten and delta", {"sidecar_hashes": "context", "reasons+": {"session_unconfirmed"},
                                          "serializer": RULES_MAPPER}),
-        ("2026.9.7-2", "2026-09-07", "projected assistantContentHash; options_changed split",
-         {"hash_rule": PROJECTED, "reasons-": {"options_changed"}}),
+        ("2026.9.7-2", "2026-09-07", "projected assistantContentHash; options_changed split; a binding reattaches on "
+         "prompt / toolset drift", {"hash_rule": PROJECTED, "reasons-": {"options_changed"},
+                                    "binding_drift_reattaches": True}),
         ("2026.9.9", "2026-09-09", "first turn = no assistant in the context (release not pinned)",
          {"first_turn": FIRST_TURN_NO_ASSISTANT}),
         ("2026.9.16", "2026-09-16", "recorded invalidation cause replaces registry_miss (release not pinned)",
@@ -126,8 +138,9 @@ def _timeline() -> tuple[BuildProfile, ...]:
         ("2026.9.24-3", "2026-09-24", "environment-context folded into the next user message",
          {"serializer": RULES_FOLD}),
         ("2026.9.28-4", "2026-09-28", "credential_refreshed", {"reasons+": {"credential_refreshed"}}),
-        ("2026.9.29", "2026-09-29", "sessionId on log lines; terminal kind failed",
-         {"terminal_kind": "failed", "session_id_on_lines": True}),
+        ("2026.9.29", "2026-09-29", "sessionId on log lines; terminal kind failed; a binding forks at the newest "
+         "boundary in its prefix", {"terminal_kind": "failed", "session_id_on_lines": True,
+                                    "binding_fork_newest": True}),
         ("2026.9.30", "2026-09-29", "write/edit offered as custom tools (serializer tool names)",
          {"serializer": RULES_NEW}),
         ("2026.10.1", "2026-10-01", "pending or tainted compaction flattens", {"pending_compaction": "flatten"}),

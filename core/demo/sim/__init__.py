@@ -44,4 +44,7 @@ Where the reference leaves a question open, this simulator chooses (and the mani
 * The new-omo reminder's ``customType`` is ``omo-ultrawork:reminder``; new builds put the environment-context
   message right before the user message (after the omo directive), so it folds into that user message.
 * ``--mode json`` lines carry no clock of their own; their write times are in the manifest's ``replay``.
+* The manifest's ``stable_*`` (what a build with a stable fingerprint would have logged) is one call's
+  counterfactual: the real state before the call, without a pending fork that only a timing-only rewrite left
+  (the analysis's definition; a whole alternative history would drift apart after a resume, see ``Build``).
 """

@@ -36,6 +36,9 @@ class Build:
     thinking_keeps_hashes: bool  # thinking_level_select keeps the binding's sent hashes (2026.8.18-3);
     # before, the kept binding has ``sentHashes: []``: the next call's prefix match stops at 0 and, with no drift
     # check on the binding path, forks from the last boundary with ``history_rolled_back``, re-sending everything
+    resume_takes_current_identity: bool  # a reattached / forked entry gets the call's account, model and
+    # fingerprint (2026.8.18-3); before, the binding's: after a resume across a thinking switch every later call on
+    # that entry drifts and reattaches with ``options_changed`` (senpi-live: fork/options_changed/1 after the fork)
 
 
 OLD_BUILD = Build(
@@ -57,6 +60,7 @@ OLD_BUILD = Build(
     fork_at_newest_boundary=False,
     binding_drift_check=False,
     thinking_keeps_hashes=False,
+    resume_takes_current_identity=False,
 )
 
 NEW_BUILD = Build(
@@ -78,6 +82,7 @@ NEW_BUILD = Build(
     fork_at_newest_boundary=True,
     binding_drift_check=True,
     thinking_keeps_hashes=True,
+    resume_takes_current_identity=True,
 )
 
 API_ID = "claude-sdk-oauth"

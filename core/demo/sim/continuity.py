@@ -7,6 +7,7 @@ the staged observation that becomes the session.log line and the diagnostic. Eve
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -172,6 +173,24 @@ class Continuity:
         self.pending_close: str | None = None
         self.pending_from_volatile = False  # the pending fork came from a timing-only rewrite
 
+    def stable_copy(self) -> Continuity:
+        """This state as a build with a stable fingerprint holds it before the next call: the same entry, binding
+        and pending close cause, but no pending fork that a timing-only rewrite left. One call's counterfactual:
+        the history before it is the real one (the analysis's definition, so the two are comparable)."""
+        copy = Continuity(self.build, self._new_sdk_session)
+        if self.entry is not None:
+            copy.entry = dataclasses.replace(
+                self.entry, sent_hashes=list(self.entry.sent_hashes), uuids=dict(self.entry.uuids)
+            )
+            if self.pending_from_volatile:
+                copy.entry.pending_fork = None
+        if self.binding is not None:
+            copy.binding = dataclasses.replace(
+                self.binding, sent_hashes=list(self.binding.sent_hashes), uuids=dict(self.binding.uuids)
+            )
+        copy.pending_close = self.pending_close
+        return copy
+
     # -- closing -------------------------------------------------------------------------------------------
     def close(self, raw_reason: str) -> str | None:
         """Close the live entry (keeping a binding); returns the logged reason, or None without an entry."""
@@ -302,7 +321,7 @@ class Continuity:
                 sent_hashes=hashes[:start],
                 sent_count=start,
                 uuids={k: v for k, v in source.uuids.items() if k <= start},
-                fingerprint=fp,
+                fingerprint=fp if self.build.resume_takes_current_identity else source.fingerprint,
                 last_used=now,
             )
         elif decision.kind in ("flatten", "bootstrap"):

@@ -16,7 +16,7 @@ from core.demo.sim.directives import ULTRAWORK_SPAN_BYTES
 from core.demo.sim.jsjson import JsonObj
 from core.demo.sim.sink import DEFAULT_ROTATE_BYTES, Located
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 """Bumped whenever the same arguments write different bytes: the bench corpus cache is keyed by it."""
 
 

@@ -63,7 +63,8 @@ class SessionSim:
 
     The provider context (``self.context``) and the transmitted-message hashes (``self.hashes``) grow as
     messages arrive; each call runs the real decision (``self.continuity``) and, for the counterfactual, the
-    same decision with a fingerprint that never changes for volatile fields (``self.shadow``).
+    same decision from the same state without a pending fork that only a timing-only rewrite left
+    (``self.shadow``, copied from the real state before each call: :meth:`Continuity.stable_copy`).
     """
 
     def __init__(self, spec: SessionSpec, rng: random.Random, scale: float) -> None:
@@ -261,7 +262,6 @@ class SessionSim:
             yield from self._prompt(number, prompt)
         self.clock += self.rng.randint(5_000, 60_000)
         closed = self.continuity.close("quit")
-        self.shadow.close("quit")
         if closed:
             self._log_close(self.clock, "quit", closed, "shutdown")
         self._flush_transcript(self.clock)
@@ -312,8 +312,8 @@ class SessionSim:
     def _prompt(self, number: int, prompt: PromptSpec) -> Iterator[list[Write]]:
         self.clock += prompt.gap_ms
         self._reap_if_idle()
-        if prompt.thinking_level:
-            self._change_thinking_level(prompt.thinking_level)
+        if prompt.thinking_level and prompt.thinking_level != self.thinking_level:
+            self._change_thinking_level(prompt.thinking_level)  # senpi writes and announces only a real change
         self._user_input(number, prompt)
         yield self._step()
         for index, call in enumerate(prompt.calls):
@@ -333,7 +333,6 @@ class SessionSim:
         reap_at = last_used + IDLE_TTL_MS + self.rng.randint(200, 59_000)
         if reap_at < self.clock:
             closed = self.continuity.close("idle_ttl")
-            self.shadow.close("idle_ttl")
             if closed:
                 self._log_close(reap_at, "idle_ttl", closed, "idle_reaper")
 
@@ -352,7 +351,6 @@ class SessionSim:
             ms,
         )
         closed = self.continuity.select_thinking_level()
-        self.shadow.select_thinking_level()
         if closed:
             self._log_close(ms + 1, "thinking_level_selected", closed, "thinking_level")
         self.clock += self.rng.randint(2_000, 9_000)
@@ -411,6 +409,7 @@ class SessionSim:
         t0 = self.clock + rng.randint(3, 25)
         hashes = list(self.hashes)
         fp = self._fingerprint()
+        self.shadow = self.continuity.stable_copy()
         start = self.continuity.begin_call(hashes, fp, t0, has_assistant=self.has_assistant)
         stable = self.shadow.begin_call(hashes, fp, t0, has_assistant=self.has_assistant)
         turn = TurnTruth(index=len(self.truth.turns), prompt=number, ts=iso_ms(t0))
@@ -454,7 +453,6 @@ class SessionSim:
         }
         sdk_uuid = uuid4(rng)
         self.continuity.finish_call(hashes, sdk_uuid, t_result)
-        self.shadow.finish_call(hashes, sdk_uuid, t_result)
         self._log_continuity(log_ms, obs, turn)
         self._event({"type": "message_end", "message": message}, log_ms + 1)
         ms = self._commit(turn, message, {**message, "content": partial}, hashes, sdk_uuid, fp, log_ms)
@@ -596,8 +594,6 @@ class SessionSim:
         turn.commit = "rewritten" if rewritten else "clean"
         if rewritten:
             self.continuity.commit_rewritten(turn.volatile_only_rewrite)
-        if assistant_content_hash(captured, HASH_PROJECTED) != turn.hash_projected:
-            self.shadow.commit_rewritten(False)
         ms = log_ms + self.rng.randint(2, 6)
         if not self.build.markers:
             return ms + self.rng.randint(1, 3)
@@ -687,7 +683,6 @@ class SessionSim:
         self._event({"type": "message_start", "message": base}, t0)
         t_fail = t0 + rng.randint(2_500, 12_000)
         closed = self.continuity.fail_call(hashes, error)
-        self.shadow.fail_call(hashes, error)
         if closed:
             self._log_close(t_fail, error, closed, "failure")
         obs = Observation("failed" if build.failed_kind else "flatten", sanitize_terminal_failure(error), None)

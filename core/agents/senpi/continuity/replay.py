@@ -2,13 +2,18 @@
 fingerprint would have logged instead.
 
 The decision itself is pure (`core.agents.senpi.continuity.decide`: senpi's registry, `decide`, `step`); this
-module feeds it the facts of each call from the transcript, entry by entry. For the inputs that are not on
-disk (idle expiry, account / model / options fingerprints, restarts, terminal failures) the logged decision
-is taken as it is, the turn is marked `logged_only`, and the registry re-synchronized. Nothing is guessed.
+module feeds it the facts of each call from the transcript, entry by entry: the hashes, the events since the
+previous call (compaction, invalidations, thinking-level and model switches), the thinking level in force and
+the gap since the previous call's end. For the inputs that are not on disk (the account, system prompt and tool
+set in the fingerprint, restarts, terminal failures, a model switch inside the provider) the logged decision is
+taken as it is, the turn is marked `logged_only` with what the files lack, and the registry re-synchronized.
+Nothing is guessed.
 
-Per turn this fills `recomputed`, `agreement`, `disagreement` (the first fact that differs), `why`,
-`logged_only`, `counterfactual` (the same replay where a commit that differs only in volatile fields counts
-as clean) and `avoidable`. Per session: `SenpiSession.verdicts` (agreement rate, disagreements),
+Per turn this fills `recomputed`, `agreement`, `disagreement` (the first fact that differs), `contradiction`
+(the same, said against the build profile), `why`, `logged_only`, `counterfactual` (the same replay where a
+commit that differs only in volatile fields counts as clean) and `avoidable` (a re-send the counterfactual
+answers with a delta, or with a reattach that sends only the new messages).
+Per session: `SenpiSession.verdicts` (agreement rate, disagreements),
 `session.counterfactual` (re-sends logged / avoidable, re-sent messages) and `SenpiSession.sidecar_verdict`
 (would a restart reattach or flatten, and why: `core.agents.senpi.continuity.sidecar`).
 
@@ -27,7 +32,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core.agents.senpi.commit import CommitAnalyzer
-from core.agents.senpi.continuity.decide import FRESH, CallFacts, Registry, StepResult, first_difference, step
+from core.agents.senpi.continuity.decide import (
+    FRESH,
+    CallFacts,
+    Registry,
+    StepResult,
+    contradiction,
+    first_difference,
+    step,
+)
 from core.agents.senpi.continuity.sidecar import MARKER_DATA, AfterBinding, _after_binding, sidecar_verdict
 from core.agents.senpi.facts import SenpiSession
 from core.agents.senpi.fingerprint import sent_message_hash
@@ -42,7 +55,6 @@ if TYPE_CHECKING:
     from core.kernel.pipeline import Session
     from core.kernel.ports import Reread
 
-IDLE_TTL_MS = 30 * 60_000
 MAX_LISTED = 200  # disagreements / avoidable turns listed per session
 SIDECAR_EAGER_TAIL = 512  # re-judge the sidecar on every entry while fewer messages follow its prefix
 
@@ -220,6 +232,7 @@ class VerdictReplay(SessionAnalyzer):
         self._last_line = 0
         self._prev_call: int | None = None
         self._prev_end_ms: int | None = None
+        self._thinking: str | None = None  # the thinking level in force (the newest thinking_level_change)
         self._profile_version = -1
 
     # ----------------------------------------------------------------- branch state
@@ -320,9 +333,14 @@ class VerdictReplay(SessionAnalyzer):
                 reason = data.get("reason")
                 if reason not in ("assistant_rewritten", "compaction"):  # the commit / compaction entry say these
                     self._events.append(f"invalidation:{reason}")
-        elif etype in ("thinking_level_change", "model_change") and self._prev_call is not None:
+        elif etype in ("thinking_level_change", "model_change"):
             arg = entry.obj.get("thinkingLevel") if etype == "thinking_level_change" else entry.obj.get("modelId")
-            self._events.append(f"{etype}:{arg}" if isinstance(arg, str) else etype)
+            if etype == "thinking_level_change" and isinstance(arg, str):
+                self._thinking = arg
+            # senpi writes the entry and fires thinking_level_select together, only for a real change
+            # (`_setThinkingLevel`): an entry is the switch even when the level the replay tracked looks the same
+            if self._prev_call is not None:
+                self._events.append(f"{etype}:{arg}" if isinstance(arg, str) else etype)
         if turn is None or entry.message is None:
             return
         msg = entry.message
@@ -335,8 +353,7 @@ class VerdictReplay(SessionAnalyzer):
             return
         start = any_ms(msg.get("timestamp"))
         events = list(self._events)
-        if start is not None and self._prev_end_ms is not None and start - self._prev_end_ms >= IDLE_TTL_MS:
-            events.append(f"idle:{start - self._prev_end_ms}")
+        gap = start - self._prev_end_ms if start is not None and self._prev_end_ms is not None else None
         facts = CallFacts(
             index=turn.index,
             n=chain_length(mark.chain),
@@ -347,6 +364,8 @@ class VerdictReplay(SessionAnalyzer):
             start_ms=start,
             stop_reason=msg.get("stopReason") if isinstance(msg.get("stopReason"), str) else None,
             logged=turn.logged,
+            thinking=self._thinking,
+            gap_ms=gap,
         )
         self._events.clear()
         self._prev_call = turn.index
@@ -424,7 +443,7 @@ class VerdictReplay(SessionAnalyzer):
         turn.logged_only = result.logged_only
         turn.counterfactual = cf_result.decision
         logged = f.logged
-        turn.agreement, turn.disagreement = None, None
+        turn.agreement, turn.disagreement, turn.contradiction = None, None, None
         if self.disagreements.pop(f.index, None) is not None:
             _discard(self._disagreeing, f.index)
         if logged is not None and result.decision is not None and not result.logged_only:
@@ -434,6 +453,7 @@ class VerdictReplay(SessionAnalyzer):
             r.agree = diff is None
             if diff is not None:
                 r.disagreement = diff
+                turn.contradiction = contradiction(logged, result.decision, profile_of(self.session))
                 self.disagreements[f.index] = diff
                 bisect.insort(self._disagreeing, f.index)
         actual = logged if logged is not None else result.decision
@@ -445,7 +465,11 @@ class VerdictReplay(SessionAnalyzer):
             new = f.n - self._sent_before(f.index)
             r.resent_logged = max(0, (actual.count if actual.count is not None else f.n) - max(new, 0))
             cf = cf_result.decision
-            avoidable = cf is not None and cf.kind not in RESEND_KINDS
+            # a reattach (a fork whose count is just the messages new since the previous call) re-sends nothing:
+            # a re-send the stable build would have answered with one is avoidable too
+            reattach = cf is not None and cf.kind == "fork" and cf.count == new
+            resent_old = not (actual.kind == "fork" and actual.count == new)
+            avoidable = cf is not None and (cf.kind not in RESEND_KINDS or (reattach and resent_old))
             turn.avoidable = avoidable
             if avoidable:
                 r.avoidable = True
@@ -465,6 +489,9 @@ class VerdictReplay(SessionAnalyzer):
             why = f"{result.cause}{step_note}; {explain}{verdict}"
         elif turn.avoidable:
             why += "; avoidable with a stable fingerprint"
+        why += result.note
+        if turn.contradiction is not None:
+            why = f"{turn.contradiction}; {why}"
         turn.why = why
         self.results[f.index] = r
         self.totals.add(r, 1)

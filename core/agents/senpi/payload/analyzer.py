@@ -8,8 +8,8 @@ logged `payloadBytes`. A mismatch is a bug here until shown otherwise, so each o
 `SenpiSession.payload_mismatches`.
 
 Per turn it fills `payload_bytes`, `payload_bytes_raw`, `payload_history_bytes`, `payload_new_bytes`,
-`directives` and `serializer`, and `turn.facts` (a `PayloadInfo`) with the serializer, the build profile, senpi's
-`collapsedDirectives`, what each dedupe would save, the delta a stable fingerprint would have sent and the
+`directives` and `serializer`, and `turn.facts.payload` (a `PayloadInfo`) with the serializer, the build profile,
+senpi's `collapsedDirectives`, what each dedupe would save, the delta a stable fingerprint would have sent and the
 prompt tokens billed (input + cache read + cache write; `turn.tokens` stays as usage reported it).
 
 It is incremental: a call costs work proportional to the messages that are new since the previous one
@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from core.agents.senpi.facts import PayloadInfo, SenpiSession
+from core.agents.senpi.facts import PayloadInfo, SenpiSession, senpi_call
 from core.agents.senpi.payload.context import CtxMsg, message_kind, reread_items
 from core.agents.senpi.payload.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST
 from core.agents.senpi.payload.lane import DSEP, CallFacts, Lane, Measure, delta_facts
@@ -231,7 +231,8 @@ class PayloadAnalyzer(SessionAnalyzer):
             turn.payload_bytes = turn.payload_bytes_raw = None
             turn.payload_history_bytes = turn.payload_new_bytes = None
             turn.directives = None
-            turn.serializer = turn.facts = None
+            turn.serializer = None
+            senpi_call(turn).payload = None
             return
         logged = turn.logged
         logged_bytes = logged.payload_bytes if logged is not None and source == "logged" else None
@@ -268,7 +269,7 @@ class PayloadAnalyzer(SessionAnalyzer):
             lane.cum_delta[n_trans] - lane.cum_delta[prev_trans] + DSEP * (new_msgs - 1) if new_msgs > 0 else 0
         )
         turn.serializer = serializer
-        turn.facts = info
+        senpi_call(turn).payload = info
         if turn.avoidable is not None:
             turn.payload_bytes_if_stable = stable_bytes(turn)
         elif all(t is not turn for t in self._late):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.agents.senpi.facts import PayloadInfo
+from core.agents.senpi.facts import payload_info
 from core.agents.senpi.payload.context import completed_on_path, path_to, replay_path
 from core.agents.senpi.payload.dedupe import senpi_dedupe, simulate_all
 from core.agents.senpi.payload.rules import DELTA, ERA_BY_NAME, FLATTEN, SerializerEra, call_basis, default_era
@@ -96,7 +96,7 @@ def rebuild_turn(
     if not 0 <= index < len(session.turns):
         return None
     turn = session.turns[index]
-    info = turn.facts if isinstance(turn.facts, PayloadInfo) else None
+    info = payload_info(turn)
     serializer = serializer or (info.serializer if info is not None else None) or call_basis(turn)[0]
     if serializer is None:
         return None

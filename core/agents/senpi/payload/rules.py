@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from core.agents.senpi.facts import PayloadInfo
+from core.agents.senpi.facts import payload_info
 from core.agents.senpi.payload.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST
 from core.agents.senpi.payload.serialize import SerializerRules
 from core.agents.senpi.profiles import API_ID, ERAS, ProfileTracker, SerializerEra
@@ -99,8 +99,8 @@ def _terminal(kind: str, count: int | None) -> bool:
 def stable_bytes(turn: Turn) -> int | None:
     """What the call would have sent had the fingerprint been stable: a delta of the messages that were new
     since the previous call when the replay found the re-send avoidable, else what it did send."""
-    info = turn.facts
-    if turn.avoidable and isinstance(info, PayloadInfo):
+    info = payload_info(turn)
+    if turn.avoidable and info is not None:
         return info.delta_if_stable
     return turn.payload_bytes
 
