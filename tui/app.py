@@ -77,6 +77,7 @@ from tui.widgets.demo_bar import DemoBar
 from tui.widgets.directives import DirectivePane
 from tui.widgets.filter_bar import SEARCH_PLACEHOLDER, FilterBar
 from tui.widgets.payload_graph import GraphData, PayloadGraph
+from tui.widgets.problems import relative
 from tui.widgets.rates import RatesPane
 from tui.widgets.rowlist import RowList
 from tui.widgets.sessions import SessionList
@@ -687,7 +688,8 @@ class ContinuityApp(App[None]):
             if problem is not None:
                 line = f":{problem.line}" if problem.line is not None else ""
                 offset = f" @{problem.offset:,}" if problem.offset is not None else ""
-                text = f"after this call: {display(problem.path, 200)}{line}{offset} {display(problem.error, 200)}"
+                where = relative(problem.path, snapshot.status.roots)  # as the problems screen names it
+                text = f"after this call: {display(where, 200)}{line}{offset} {display(problem.error, 200)}"
                 self.notify(text, title="Problem", severity="warning", markup=False, timeout=6)
 
     def action_open(self) -> None:
