@@ -155,3 +155,31 @@ def test_write_file_leaves_nothing_when_the_writer_fails(tmp_path: Path) -> None
     with pytest.raises(KeyboardInterrupt):
         write_file(target, lambda fh: (_ for _ in ()).throw(KeyboardInterrupt))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_o_onto_a_fifo_writes_into_it_and_leaves_it_a_fifo(agent: Path, tmp_path: Path) -> None:
+    """`-o` naming something that is not a regular file (`/dev/null`, a FIFO) writes into it: a rename over it
+    would replace the node with a file (it once turned a machine's /dev/null into a regular file)."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    proc = run(["report", str(agent), "--no-cache", "--format", "json", "-o", str(fifo)])
+    reader.join(TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert b'"schema": "continuity.report/1"' in got[0] or b'"schema":"continuity.report/1"' in got[0]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_o_onto_dev_full_is_one_line_and_leaves_the_device(agent: Path) -> None:
+    import stat
+
+    proc = run(["report", str(agent), "--no-cache", "-o", "/dev/full"])
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines() == ["continuity-tui: cannot write /dev/full: No space left on device"]
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -56,7 +57,18 @@ def _why(exc: OSError) -> str:
 
 
 def write_file(path: Path, write: Writer) -> None:
-    """Write `path` through a temporary file and a rename; raise `OutputError` and leave nothing behind."""
+    """Write `path` through a temporary file and a rename; raise `OutputError` and leave nothing behind.
+
+    A target that exists and is not a regular file (`-o /dev/null`, a FIFO, a terminal) is written in place: a
+    rename would replace the device node with a file (it did: `report -o /dev/null` as root turned the
+    machine's /dev/null into a regular file that every later redirect appended to)."""
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False  # absent (or unreadable): the temporary file and the rename say what is wrong
+    if special:
+        _write_in_place(path, write)
+        return
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
@@ -81,6 +93,16 @@ def write_file(path: Path, write: Writer) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _write_in_place(path: Path, write: Writer) -> None:
+    """A device or FIFO target: opened for writing as it is (never created, never truncated, never renamed)."""
+    try:
+        with open(path, "ab") as fh:
+            write(fh)
+            fh.flush()
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_why(exc)}") from None
 
 
 @contextlib.contextmanager
