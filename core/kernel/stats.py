@@ -78,11 +78,7 @@ class LogStats:
 
     def all_streaks(self) -> list[Streak]:
         """Finished runs plus the open one, longest first, then earliest."""
-        runs = list(self.streaks)
-        if self.run is not None and _qualifies(self.run):
-            runs.append(self.run)
-        runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0, s.start))
-        return runs
+        return longest_first(self.streaks, self.run)
 
     def kinds(self) -> dict[str, int]:
         """All five kinds always, then any other kind seen."""
@@ -117,3 +113,16 @@ class LogStats:
 
 def _qualifies(run: Streak) -> bool:
     return run.kind != "delta" and run.length >= 2
+
+
+def longest_first(finished: list[Streak], run: Streak | None) -> list[Streak]:
+    """The finished runs plus the open one if it qualifies, longest first, then earliest (the contract's order for
+    `continuity.streaks` and `calls.streaks`)."""
+    runs = list(finished)
+    if run is not None and _qualifies(run):
+        runs.append(run)
+    runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0, s.start))
+    return runs
+
+
+qualifies = _qualifies
