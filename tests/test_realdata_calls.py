@@ -239,3 +239,20 @@ def test_check_fails_on_every_set_that_holds_resends(name: str) -> None:
 def test_the_real_data_is_there() -> None:
     """CI has `../shared/realdata` beside the checkout: a missing folder fails here, not as a silent skip."""
     assert all(path.is_dir() for path in SETS.values()), REAL
+
+
+def test_codex_session_tokens_equal_the_measured_table() -> None:
+    """`sessions[].tokens` of the 14 real rollouts: the line-level reading of reviews/codex-format.md (ccusage
+    20.0.24 agrees on all 13 sessions with calls), in the schema's mapping (input is the uncached part)."""
+    from tests.agents.codex.test_codex_realdata import TABLE
+
+    rep = report("codex")
+    got = {s["id"][:8]: s for s in rep["sessions"]}
+    assert set(got) == set(TABLE)
+    for prefix, (calls, prompt, cached, output, _reasoning) in TABLE.items():
+        session = got[prefix]
+        tokens = session["tokens"] or {"input": 0, "cache_read": 0, "cache_write": 0, "output": 0}
+        assert (tokens["input"] + tokens["cache_read"], tokens["cache_read"], tokens["output"]) == (
+            prompt, cached, output,
+        ), prefix  # fmt: skip
+        assert session["turns"] - session["by_kind"].get("aborted", 0) == calls, prefix

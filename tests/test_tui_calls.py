@@ -8,6 +8,7 @@ review's sizes, against the report built from the same files.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import cache
 from typing import Any
@@ -64,6 +65,13 @@ async def test_the_rates_pane_counts_the_calls_the_report_counts(name: str, size
         assert "Rates · calls" in top and "no continuity lines" not in top
         share = f"{calls['resend_share'] * 100:.1f}%"
         assert f"resend {share}" in top, top
+        # every kind that happened is on screen: a row, or first on the "+N more" line (Codex's 11 aborted calls
+        # were clipped behind six zeros at 80x24)
+        width = size[0] // 2
+        pane_text = "\n".join(line[:width] for line in lines[:10])
+        for kind, n in calls["by_kind"].items():
+            if n:
+                assert re.search(rf"{re.escape(kind)}\s+{n:,}\b", pane_text), (kind, pane_text)
 
 
 async def test_the_rates_pane_names_both_units_on_a_senpi_history() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from core.kernel.stats import Streak
+from core.kernel.stats import Streak, longest_first, qualifies
 from core.model import ABORTED, CALL_KINDS, CALL_RESEND_KINDS
 
 
@@ -88,16 +88,12 @@ class CallStats:
         self.run = None
 
     def _close_run(self) -> None:
-        if self.run is not None and _qualifies(self.run):
+        if self.run is not None and qualifies(self.run):
             self.streaks.append(self.run)
 
     def all_streaks(self) -> list[Streak]:
         """Finished runs plus the open one, longest first, then earliest (the contract's order)."""
-        runs = list(self.streaks)
-        if self.run is not None and _qualifies(self.run):
-            runs.append(self.run)
-        runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0, s.start))
-        return runs
+        return longest_first(self.streaks, self.run)
 
     def kinds(self) -> dict[str, int]:
         """Every call kind always (a zero shows as a zero), then any other kind seen."""
@@ -125,10 +121,6 @@ def resend_share(by_kind: Counter[str] | dict[str, int]) -> float | None:
 
 def resends(by_kind: Counter[str] | dict[str, int]) -> int:
     return sum(by_kind.get(kind, 0) for kind in CALL_RESEND_KINDS)
-
-
-def _qualifies(run: Streak) -> bool:
-    return run.kind != "delta" and run.length >= 2
 
 
 __all__ = ["CallPeak", "CallStats", "kinds_of", "resend_share", "resends"]

@@ -165,11 +165,7 @@ class LogStats:
 
     def all_streaks(self) -> list[Streak]:
         """Finished runs plus the open one, longest first, then earliest."""
-        runs = list(self.streaks)
-        if self.run is not None and _qualifies(self.run):
-            runs.append(self.run)
-        runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0))
-        return _ties_by_text(runs)
+        return longest_first(self.streaks, self.run)
 
     def kinds(self) -> dict[str, int]:
         """All five kinds always, then any other kind seen."""
@@ -249,3 +245,16 @@ def _biggest(counts: object, big: dict[int, int], a: int, b: int) -> tuple[int, 
         if value is not None and (best_row < 0 or value > best):
             best_row, best = row, value
     return best_row, best
+
+
+def longest_first(finished: list[Streak], run: Streak | None) -> list[Streak]:
+    """The finished runs plus the open one if it qualifies, longest first, then earliest, ties by their start text
+    (the contract's order for `continuity.streaks` and `calls.streaks`)."""
+    runs = list(finished)
+    if run is not None and _qualifies(run):
+        runs.append(run)
+    runs.sort(key=lambda s: (-s.length, s.start_ms if s.start_ms is not None else 0))
+    return _ties_by_text(runs)
+
+
+qualifies = _qualifies

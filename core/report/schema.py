@@ -57,6 +57,20 @@ def _five_kinds(by_kind: dict[str, int], where: str) -> None:
         raise ValueError(f"{where}.by_kind lacks {', '.join(missing)} (all five kinds are always present)")
 
 
+def _adds_up(by_kind: dict[str, int], by_reason: dict[str, dict[str, int]], total: int, where: str,
+             noun: str) -> None:  # fmt: skip
+    if sum(by_kind.values()) != total:
+        raise ValueError(f"{where}.by_kind does not add up to {noun}")
+    if sum(sum(kinds.values()) for kinds in by_reason.values()) != total:
+        raise ValueError(f"{where}.by_reason does not add up to {noun}")
+
+
+def _longest_first(streaks: list[Any], where: str) -> None:
+    order = [(-s.length, s.start or "") for s in streaks]
+    if order != sorted(order):
+        raise ValueError(f"{where}.streaks must be sorted by length descending, then start ascending")
+
+
 def _four_decimals(value: float | None, where: str) -> None:
     if value is not None and round(value, 4) != value:
         raise ValueError(f"{where} has more than 4 decimals: {value}")
@@ -106,15 +120,10 @@ class Continuity(_Model):
     def _consistent(self) -> Continuity:
         _five_kinds(self.by_kind, "continuity")
         _four_decimals(self.resend_share, "continuity.resend_share")
-        if sum(self.by_kind.values()) != self.events:
-            raise ValueError("continuity.by_kind does not add up to events")
-        if sum(sum(kinds.values()) for kinds in self.by_reason.values()) != self.events:
-            raise ValueError("continuity.by_reason does not add up to events")
+        _adds_up(self.by_kind, self.by_reason, self.events, "continuity", "events")
         if (self.resend_share is None) != (self.events == 0):
             raise ValueError("continuity.resend_share is null exactly when events == 0")
-        order = [(-s.length, s.start or "") for s in self.streaks]
-        if order != sorted(order):
-            raise ValueError("continuity.streaks must be sorted by length descending, then start ascending")
+        _longest_first(self.streaks, "continuity")
         return self
 
 
@@ -145,10 +154,7 @@ class Calls(_Model):
         if missing:
             raise ValueError(f"calls.by_kind lacks {', '.join(missing)} (every call kind is always present)")
         _four_decimals(self.resend_share, "calls.resend_share")
-        if sum(self.by_kind.values()) != self.total:
-            raise ValueError("calls.by_kind does not add up to total")
-        if sum(sum(kinds.values()) for kinds in self.by_reason.values()) != self.total:
-            raise ValueError("calls.by_reason does not add up to total")
+        _adds_up(self.by_kind, self.by_reason, self.total, "calls", "total")
         if sum(agent.total for agent in self.by_agent.values()) != self.total:
             raise ValueError("calls.by_agent does not add up to total")
         judged = self.total - self.by_kind.get(ABORTED, 0)
@@ -156,9 +162,7 @@ class Calls(_Model):
         if self.resend_share != expected:
             raise ValueError(f"calls.resend_share is {self.resend_share}, (fork+flatten+re-send)/(total-aborted) "
                              f"is {expected}")  # fmt: skip
-        order = [(-s.length, s.start or "") for s in self.streaks]
-        if order != sorted(order):
-            raise ValueError("calls.streaks must be sorted by length descending, then start ascending")
+        _longest_first(self.streaks, "calls")
         return self
 
 

@@ -190,9 +190,12 @@ def arrange(with_bar: list[Item], kinds: list[Item], extras: list[Item], width: 
 
 
 def _keep(items: list[Item], room: int) -> tuple[list[Item], list[Item]]:
-    """The `room` most telling items in their display order, and the rest in theirs."""
-    keep = set(map(id, sorted(items, key=lambda i: i.priority)[: max(0, room)]))
-    return [i for i in items if id(i) in keep], [i for i in items if id(i) not in keep]
+    """The `room` most telling items in their display order, and the rest most telling first: the "+N more" line
+    is clipped at the pane's edge, so a kind that happened is named before those at zero (Codex at 80x24 hid
+    "aborted 11" behind six zeros)."""
+    ranked = sorted(items, key=lambda i: i.priority)  # (stable: display order among equals)
+    keep = set(map(id, ranked[: max(0, room)]))
+    return [i for i in items if id(i) in keep], [i for i in ranked if id(i) not in keep]
 
 
 def more(folded: list[Item]) -> Content:
