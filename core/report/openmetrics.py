@@ -48,6 +48,7 @@ from prometheus_client.core import (
 from prometheus_client.exposition import generate_latest
 
 from core import __version__
+from core.logblock import NO_SESSION
 from core.report.calls import agent_of_file, verdict
 from core.report.redact import redact_text
 from core.report.values import text
@@ -429,13 +430,16 @@ class Exposition:
         state = self.engine.state
         if self._log_scan[0] != id(state):
             self._log_scan, self._log_ids = (id(state), 0), {}
-        lines = state.log.continuity
+        rows = state.log.continuity  # columns (`core.kernel.logcols`): only rows naming a session are looked at
         stats = self.engine.stats
-        for line in lines[self._log_scan[1] :]:
-            sid = line.session_id
+        sessions = rows.session
+        for row in range(self._log_scan[1], len(rows)):
+            if sessions[row] == NO_SESSION:
+                continue
+            sid = rows.session_id(row)
             if sid is not None and sid not in self._log_ids:
-                self._log_ids[sid] = agent_of_file(stats, line.where.path) or UNKNOWN
-        self._log_scan = (id(state), len(lines))
+                self._log_ids[sid] = agent_of_file(stats, rows.where(row).path) or UNKNOWN
+        self._log_scan = (id(state), len(rows))
         by_agent: Counter[str] = Counter()
         known = set()
         for session in state.sessions.values():
