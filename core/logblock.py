@@ -106,7 +106,7 @@ class LogBlock:
     def _append_code(self, code: int) -> None:
         codes = self.codes
         if code > 255 and not isinstance(codes, array):
-            codes = self.codes = array("H", codes)
+            codes = self.codes = array("H", iter(codes))  # iter: array("H", bytes) would reread the raw bytes
         if isinstance(codes, bytes):
             codes = self.codes = bytearray(codes)
         codes.append(code)
@@ -149,7 +149,7 @@ class LogBlock:
         mine = self.codes
         if isinstance(mine, array) or isinstance(codes, array):
             if not isinstance(mine, array):
-                mine = self.codes = array("H", mine)
+                mine = self.codes = array("H", iter(mine))
             mine.extend(codes)
         else:
             if isinstance(mine, bytes):

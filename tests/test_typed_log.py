@@ -297,3 +297,18 @@ def test_reports_are_equal_with_and_without_the_typed_path(
     exact = _report([logs], chunk)
     assert typed == exact
     assert typed["continuity"]["events"] > 3000 and typed["problems_total"] > 10
+
+
+def test_a_block_whose_reason_codes_cross_a_byte_keeps_every_row() -> None:
+    """A one-byte code column widens in the middle of a block (the 256th distinct reason): the values appended
+    before the one that did not fit are not kept twice (they were: every later row's reason was shifted, and
+    reading a row past the shorter column raised IndexError)."""
+    lines = [line(reason=f"r{i}", count=i, ts=_iso(1_791_705_600_000 + i)) for i in range(600)]
+    typed = TypedLog(SessionLogAdapter().parse)
+    for cut in (0, 200, 300):
+        cols = LogColumns()
+        for part, base in ((lines[:cut], 0), (lines[cut:], cut)):
+            cols.continuity.append_block(typed.parse_block(PATH, 1 + base, len(data_of(lines[:base])), data_of(part)))
+        rows = cols.continuity
+        assert len(rows.reason) == len(rows.ts) == 600, cut
+        assert [(row.reason, row.count) for row in rows] == [(f"r{i}", i) for i in range(600)], cut

@@ -142,9 +142,15 @@ class _Table:
                 values = array(column.typecode, values)
             except OverflowError:
                 values = list(values)
+        elif not isinstance(values, array | list | tuple):
+            values = list(values)  # an iterator cannot be taken again after an overflow consumed part of it
+        size = len(column)
         try:
             column.extend(values)  # type: ignore[arg-type]
         except OverflowError:
+            # `array.extend` keeps the values before the one that did not fit: drop them, or the widened column
+            # holds them twice (a block whose reason codes cross 255 shifted every later row's reason)
+            del column[size:]
             values = list(values)
             while True:
                 column = array(_WIDER[column.typecode], column)
@@ -152,7 +158,7 @@ class _Table:
                     column.extend(values)
                     break
                 except OverflowError:
-                    continue
+                    del column[size:]
             setattr(self, name, column)
 
     def _codes(self, name: str, vocab: Vocab, values: list[str]) -> None:

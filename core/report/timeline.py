@@ -104,7 +104,8 @@ def select_rows(rows: ContinuityRows, keep: list[bool]) -> LogBlock:
     block.runs = [(kinds[k], reasons[r], len(list(g))) for (k, r), g in groupby(pairs)]
     for kind, reason, n in block.runs:
         code = block.pair_code(kind, reason)
-        block.codes = array("H", block.codes) if code > 255 and not isinstance(block.codes, array) else block.codes
+        if code > 255 and not isinstance(block.codes, array):
+            block.codes = array("H", iter(block.codes))  # iter: array("H", bytes) would reread the raw bytes
         block.codes.extend(repeat(code, n) if isinstance(block.codes, array) else bytes((code,)) * n)
     block.ts = array("q", compress(rows.ts, keep))
     block.count = array("q", compress(rows.count, keep))
