@@ -748,12 +748,13 @@ class ContinuityApp(App[None]):
     @work(thread=True, group="copy", exit_on_error=False, name="copy")
     def _copy_json(self, what: str, turn: Turn) -> None:
         """Re-read the message from disk (worker thread: IO, and the commit analysis under the engine lock)."""
-        from core.agents.senpi.drilldown import load_capture_commit
+        from core.agents import drilldown_for
 
         summary = next((s for s in self.snapshot.sessions if s.session_id == turn.session), None)
         with self.engine.lock:
             session = self.engine.state.sessions.get(summary.key) if summary is not None else None
-            loaded = load_capture_commit(turn, session, self.engine.reread)
+            load = drilldown_for(session.agent.name if session is not None else None)
+            loaded = load(turn, session, self.engine.reread)
         if what == "diff":
             from core.kernel.diff import diff
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from core.agents.base import Agent, Extra, existing_dirs
 from core.formats.base import Adapter
+from core.kernel.drilldown import Drilldown, recorded_line
 
 _AGENTS = (
     "pi",
@@ -59,6 +60,13 @@ def agent_of(adapter: Adapter) -> Agent:
 
 def agent_named(name: str) -> Agent:
     return _BY_NAME[name]
+
+
+def drilldown_for(agent: str | None) -> Drilldown:
+    """What the drill-down re-reads of a call of `agent` (by name): its own loader, else the call's line."""
+    found = _BY_NAME.get(agent) if agent is not None else None
+    loader = found.load().drilldown if found is not None else None
+    return loader or recorded_line
 
 
 def adapter_named(name: str) -> Adapter | None:
@@ -112,6 +120,7 @@ __all__ = [
     "agent_named",
     "agent_of",
     "default_roots",
+    "drilldown_for",
     "home_candidates",
     "sniff",
 ]

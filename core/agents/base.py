@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.formats.base import Adapter
+from core.kernel.drilldown import Drilldown
 from core.kernel.pipeline import RecordHandler, SessionAnalyzer
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ class Analysis:
     calls: TranscriptCalls | None = None
     #: makes a new session's `facts` (the agent's typed per-session record), when it keeps one
     session_facts: Callable[[], Any] | None = None
+    #: what the drill-down re-reads of a call, for an agent that records a capture beside the commit (senpi);
+    #: None: the line the call was read from (`core.kernel.drilldown.recorded_line`)
+    drilldown: Drilldown | None = None
 
 
 Extra = tuple[str, Callable[[Any], Any]]

@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from core.agents.senpi.drilldown import load_capture_commit
+from core.agents import Agent, agent_named, drilldown_for
 from core.kernel.diff import diff
 from core.model import DiffChange, Turn
 from core.sanitize import display
@@ -88,6 +88,20 @@ class DetailScreen(Screen[None]):
         self.turn = turn
         self.session_cwd = session_cwd
         self.session_key = session_key
+        self.agent = self._agent()
+
+    def _agent(self) -> Agent | None:
+        """The call's agent: what the empty blocks say depends on what that agent records."""
+        if self.engine is None or self.session_key is None:
+            return None
+        with self.engine.lock:
+            session = self.engine.state.sessions.get(self.session_key)
+            return agent_named(session.agent.name) if session is not None else None
+
+    def _cache_judged(self) -> str | None:
+        """The agent's name when its verdicts come from one fixed rule (the prompt cache), not a replay."""
+        agent = self.agent
+        return agent.name if agent is not None and agent.rules is not None else None
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="detail-title")
@@ -168,9 +182,10 @@ class DetailScreen(Screen[None]):
         if engine is not None and self.session_key is not None:
             with engine.lock:
                 session = engine.state.sessions.get(self.session_key)
-                loaded = load_capture_commit(self.turn, session, engine.reread)
+                load = drilldown_for(session.agent.name if session is not None else None)
+                loaded = load(self.turn, session, engine.reread)
         else:
-            loaded = load_capture_commit(self.turn, None, FileReread())
+            loaded = drilldown_for(None)(self.turn, None, FileReread())
         source = self.turn.commit.source if self.turn.commit else None
         cap_label = "capture · last streamed update" if source == "events" else "capture"
         note = display(loaded.note, 300) if loaded.note else None
@@ -180,7 +195,7 @@ class DetailScreen(Screen[None]):
             capture_note=note,
             commit_note=None if loaded.commit is not None else "the committed message could not be re-read",
             capture_label=cap_label,
-            commit_label="commit · persisted message",
+            commit_label=loaded.commit_label,
         )
 
     def _show_sides(
@@ -245,6 +260,9 @@ class DetailScreen(Screen[None]):
             lines.append(_decision_line("recomputed", rec.kind, rec.reason, rec.count, "", verdict))
         elif turn.logged_only:
             lines.append(Content.assemble(("recomputed ", "bold"), ("cause not on disk; logged decision taken", MUTED)))
+        elif (judged := self._cache_judged()) is not None:
+            text = f"— {judged}: judged from the prompt cache (why), not replayed"
+            lines.append(Content.assemble(("recomputed ", "bold"), (display(text, 200), MUTED)))
         else:
             lines.append(Content.assemble(("recomputed ", "bold"), ("no data yet (replay not available)", MUTED)))
         if turn.disagreement:
@@ -267,11 +285,18 @@ class DetailScreen(Screen[None]):
         directives = directive_bytes(turn)
         lines: list[Content] = []
         if total is None and history is None:
-            lines.append(Content.styled("no payload reconstruction yet", MUTED))
+            agent = self.agent
+            if agent is not None and not agent.payload_exact:
+                text = f"{agent.name} files hold no system prompt or tools: the prompt is measured in tokens"
+                lines.append(Content.styled(display(text, 200), MUTED))
+            else:
+                lines.append(Content.styled("no payload reconstruction yet", MUTED))
         else:
             raw = turn.payload_bytes_raw
             head = f"sent {human_bytes(total)}"
-            if raw is not None and raw != total:
+            if self.agent is not None and not self.agent.payload_exact:
+                head = f"messages {human_bytes(total)} (the files hold no system prompt or tools)"
+            elif raw is not None and raw != total:
                 head += f"  (before dedupe {human_bytes(raw)})"
             lines.append(Content.styled(head, "bold"))
             lines.append(_bar(total, [(history, "$error"), (new, "$success")]))
@@ -306,6 +331,8 @@ class DetailScreen(Screen[None]):
     def _fingerprints(self) -> Content:
         prints = self.turn.fingerprints
         if not prints:
+            if (judged := self._cache_judged()) is not None:
+                return Content.styled(display(f"{judged} keeps no continuity fingerprint: none to show", 200), MUTED)
             return Content.styled("no fingerprints yet (computed when the transcript is analysed)", MUTED)
         labels = {"senpi_sha256": "senpi sha256", "senpi_sha256_verbatim": "sha256 verbatim",
                   "senpi_sha256_projected": "sha256 projected", "stable_xxh3": "stable xxh3"}  # fmt: skip
@@ -333,6 +360,9 @@ class DetailScreen(Screen[None]):
     def _diff(self) -> Content:
         commit = self.turn.commit
         if commit is None:
+            if (judged := self._cache_judged()) is not None:
+                text = f"{judged} records no streamed capture beside the message: no capture-vs-commit check"
+                return Content.styled(display(text, 200), MUTED)
             return Content.styled("no commit outcome yet (capture and commit are compared when recorded)", MUTED)
         if not commit.diff:
             return Content.styled("comparing capture and commit…", MUTED)

@@ -20,6 +20,7 @@ from core.agents.senpi.commit import CommitAnalyzer, RecordingMatcher
 from core.agents.senpi.continuity.closes import ClosePairing
 from core.agents.senpi.continuity.records import SidecarAndLogHandler
 from core.agents.senpi.continuity.replay import VerdictReplay
+from core.agents.senpi.drilldown import load_capture_commit
 from core.agents.senpi.facts import SenpiSession
 from core.agents.senpi.payload.analyzer import PayloadAnalyzer, PayloadSettler
 from core.agents.senpi.profiles import ProfileTracker
@@ -41,4 +42,5 @@ ANALYSIS = Analysis(
     record_handlers=(RecordingMatcher, SidecarAndLogHandler, ClosePairing, PayloadSettler),
     calls=PI_FAMILY_CALLS,
     session_facts=SenpiSession,
+    drilldown=load_capture_commit,
 )

@@ -8,12 +8,12 @@ for a delta-only recording (senpi's newer `--mode json`), else inferred (the com
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from core.agents.senpi.commit import CommitAnalyzer, RecordedCommit, _fill_unsent_fields, _reconstruct, strip_timing
+from core.kernel.drilldown import CaptureCommit
 from core.model import Turn, Where
 
 if TYPE_CHECKING:
@@ -65,15 +65,6 @@ def _reconstruct_range(start: Where, end: Where, reread: Reread) -> dict[str, An
         elif obj.get("type") == "message_update" and isinstance(obj.get("assistantMessageEvent"), dict):
             _reconstruct(blocks, obj["assistantMessageEvent"])
     return {**(base or {"role": "assistant"}), "content": blocks}
-
-
-@dataclass(slots=True)
-class CaptureCommit:
-    """Both sides of a turn's commit check, re-read from disk for the drill-down."""
-
-    capture: dict[str, Any] | None
-    commit: dict[str, Any] | None
-    note: str
 
 
 def load_capture_commit(turn: Turn, session: Session | None, reread: Reread) -> CaptureCommit:
