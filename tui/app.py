@@ -381,6 +381,7 @@ class ContinuityApp(App[None]):
             self._painted_version = snapshot.version
             table = self.main.query_one(TurnTable)
             before = table.row_count
+            table.inexact = self._inexact_agents()
             table.set_rows(snapshot.rows, snapshot.rows_generation, follow=self.following)
             if not self.following and len(snapshot.rows) >= len(previous.rows):
                 self._new_below += max(0, table.row_count - before)

@@ -10,6 +10,7 @@ so a live tail costs O(new rows) per repaint whatever the table's size.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from textual import events
@@ -29,6 +30,7 @@ from tui.view import (
     is_disagreement,
     is_rewritten,
     payload_bytes,
+    prompt_tokens,
     row_count,
     row_kind,
     row_ms,
@@ -56,7 +58,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("reason", "reason", 0, help="why the agent decided so (Reasons below)"),
     Column("count", "n", 4, right=True,
            help="messages the decision covered (senpi's deltaMessages: new ones for a delta, all re-sent otherwise)"),
-    Column("bytes", "bytes", 6, right=True, help="payload bytes sent (after the agent's own directive dedupe)"),
+    Column("bytes", "size", 6, right=True,
+           help="payload bytes sent (after the agent's own directive dedupe); prompt tokens, marked t, for agents whose"
+                " files hold no system prompt or tools (Claude Code, pi, mux, Codex)"),
     Column("copies", "dir", 3, right=True, min_total=72,
            help="directive blocks (<ultrawork-mode>, …) the payload carried; the Directives pane sums them"),
     Column("flags", "flg", 3, help="R rewritten · A avoidable · ≠ logged and recomputed disagree (Flags below)"),
@@ -125,8 +129,21 @@ def highlight(content: Content, columns: list[Column], search: RowFilter) -> Con
     return out
 
 
-def render_cells(row: Row, columns: list[Column]) -> Content:
-    """One table row as styled Content (all text from data is sanitized and inserted as plain text)."""
+def _size(row: Row, inexact: Collection[str]) -> str:
+    """The size cell: payload bytes, or for a session in `inexact` (its agent's files hold no system prompt or
+    tools: 37 bytes for a Claude Code call of 25,353 prompt tokens) the prompt tokens, marked `t`."""
+    if not isinstance(row, Turn):
+        return ""
+    if row.session in inexact:
+        tokens = prompt_tokens(row)
+        return "" if tokens is None else f"{short_bytes(tokens)}t"
+    size = payload_bytes(row)
+    return "" if size is None else short_bytes(size)
+
+
+def render_cells(row: Row, columns: list[Column], inexact: Collection[str] = ()) -> Content:
+    """One table row as styled Content (all text from data is sanitized and inserted as plain text); `inexact`:
+    the session ids whose size is shown in prompt tokens (`_size`)."""
     parts: list[Content | tuple[str, str] | str] = []
     kind = row_kind(row)
     for column in columns:
@@ -148,8 +165,7 @@ def render_cells(row: Row, columns: list[Column]) -> Content:
             n = row_count(row)
             parts.append(cell("" if n is None else str(n), width, right=True))
         elif key == "bytes":
-            size = payload_bytes(row) if isinstance(row, Turn) else None
-            parts.append(cell("" if size is None else short_bytes(size), width, right=True))
+            parts.append(cell(_size(row, inexact), width, right=True))
         elif key == "copies":
             copies = directive_copies(row) if isinstance(row, Turn) else None
             parts.append(cell("" if not copies else str(copies), width, right=True))  # ($secondary was unreadable)
@@ -183,6 +199,8 @@ class TurnTable(RowList):
         """How many rows in view match the search."""
         self._matched_upto = 0  # rows of the view counted into `matches`
         self.generation = -1
+        self.inexact: Collection[str] = ()
+        """Session ids whose agent gives no byte-exact payload: their size column shows prompt tokens."""
         self._columns: list[Column] = layout(80)
         self._layout_width = 80
 
@@ -313,7 +331,7 @@ class TurnTable(RowList):
         row = self.row_at(index)
         if row is None:
             return Content("")
-        content = render_cells(row, self._columns)
+        content = render_cells(row, self._columns, self.inexact)
         if self.search is not None and self.search.matches(row):
             return highlight(content, self._columns, self.search)
         return content
