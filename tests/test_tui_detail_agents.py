@@ -18,6 +18,7 @@ from tui.screens.detail import DetailScreen
 from tui.widgets.json_view import JsonView
 
 CASES = {"codex": "codex", "cc-oneryalcin-fasthooks": "claude-code", "pi": "pi"}
+"""Agents whose calls have no capture at all: the call's line is shown as written."""
 
 
 def _copy(name: str, tmp_path: Path) -> Path:
@@ -59,3 +60,20 @@ async def test_enter_on_a_call_shows_its_line_and_says_why_no_diff(name: str, tm
         assert "replay not available" not in summary and "yet" not in summary
         await pilot.press("escape")
         assert not isinstance(app.screen, DetailScreen)
+
+
+async def test_enter_on_a_mux_row_shows_the_merged_committed_row(tmp_path: Path) -> None:
+    """mux compares partial.json with the committed row; once partial.json is gone the row is shown merged."""
+    app = ContinuityApp(Engine([_copy("mux", tmp_path)]), live=False, clock=lambda: FROZEN)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_loaded(pilot, app, timeout=30)
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        screen = app.screen
+        commit_view = screen.query_one("#commit", JsonView)
+        assert await wait_for(pilot, lambda: "loading" not in _text(commit_view), timeout=10)
+        assert str(screen.query_one("#commit-box").border_title) == "commit · chat.jsonl row, parts merged"
+        assert sum(1 for row in commit_view.lines if row.kind != "note") > 3
+        assert "changed since it was read" not in _text(screen.query_one("#capture", JsonView))
+        diff = str(screen.query_one("#diff").render())
+        assert "records no streamed capture" not in diff  # mux does record one (partial.json)

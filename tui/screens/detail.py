@@ -360,8 +360,12 @@ class DetailScreen(Screen[None]):
     def _diff(self) -> Content:
         commit = self.turn.commit
         if commit is None:
-            if (judged := self._cache_judged()) is not None:
-                text = f"{judged} records no streamed capture beside the message: no capture-vs-commit check"
+            agent = self.agent
+            if agent is not None and agent.load().drilldown is None:
+                text = f"{agent.name} records no streamed capture beside the message: no capture-vs-commit check"
+                return Content.styled(display(text, 200), MUTED)
+            if agent is not None and agent.rules is not None:
+                text = f"no streamed version of this call was read: no capture-vs-commit check ({agent.name})"
                 return Content.styled(display(text, 200), MUTED)
             return Content.styled("no commit outcome yet (capture and commit are compared when recorded)", MUTED)
         if not commit.diff:

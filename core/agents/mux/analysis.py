@@ -3,6 +3,7 @@ built by the `MuxAudit` record handler from `chat-archive.jsonl`, `chat.jsonl` a
 
 from core.agents.base import Analysis
 from core.agents.mux.audit import MuxAudit
+from core.agents.mux.drilldown import load_capture_commit
 from core.agents.mux.facts import MuxSession
 from core.kernel.directives import DirectiveLedger
 
@@ -10,4 +11,5 @@ ANALYSIS = Analysis(
     session_analyzers=(DirectiveLedger,),
     record_handlers=(MuxAudit,),
     session_facts=MuxSession,
+    drilldown=load_capture_commit,
 )
