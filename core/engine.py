@@ -207,6 +207,8 @@ class Engine:
     def read_all(self, chunk: int = READ_CHUNK) -> None:
         """The reading half of `drain`: poll until nothing is left, then settle the order (see `settle_order`)."""
         left: int | None = None
+        if self.jobs > 1 and self.polls == 0:
+            self.poll(0)  # discovery only: a lone big log is then read apart from its first byte
         while True:
             result = self.poll(chunk)
             if self._park_after is not None and result.paths:
@@ -481,6 +483,33 @@ class Engine:
         self.sources.close()
 
     # ------------------------------------------------------------------ a big log read apart (core.pool)
+    def _presniff(self, logical: str, path: str) -> Adapter | None:
+        """The format of a file nothing was read from, told by its first line as `_sniff` tells it when that
+        line is a JSON object (else None: the polls sniff it, with everything their rules hold)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                head = os.pread(fd, 1 << 20, 0)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        nl = head.find(b"\n")
+        if nl < 0:
+            return None
+        first = Line(1, 0, head[:nl])
+        if opens_document(first):
+            return None
+        obj = load_object(path, 1, 0, first.data)
+        if isinstance(obj, Problem):
+            return None
+        adapter = sniff(path, obj)
+        if adapter is None or not adapter.blocks:
+            return None
+        self.adapters[logical] = adapter
+        self._stat(path).format = adapter.name
+        return adapter
+
     def _read_log_apart(self) -> None:
         """When one log is the only file with bytes left and enough of them, read its complete lines with the
         process pool, range by range, and take them back in file order (`State.apply_range`): what polls would
@@ -489,13 +518,17 @@ class Engine:
         if len(left) != 1:
             return
         logical = left[0].logical
-        adapter = self.adapters.get(logical)
-        if adapter is None or not adapter.blocks or logical in self._pending or logical in self._documents:
+        if logical in self._pending or logical in self._documents or logical in self.ignored:
             return
         unread = self.sources.unread(logical)
         if unread is None:
             return
         path, start, lineno, size = unread
+        adapter = self.adapters.get(logical)
+        if adapter is None and start == 0 and size >= SPLIT_MIN_BYTES:
+            adapter = self._presniff(logical, path)
+        if adapter is None or not adapter.blocks:
+            return
         if size - start < SPLIT_MIN_BYTES or self.state.is_parked(path):
             return
         end = _last_line_end(path, start, size)

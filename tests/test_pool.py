@@ -32,7 +32,7 @@ def _report(paths: list[Path], *, jobs: int, chunk: int = 1 << 20, read_chunk: i
     return report
 
 
-def _log(tmp_path: Path, n: int, seed: int) -> Path:
+def _log(tmp_path: Path, n: int, seed: int, *, first: bytes | None = None) -> Path:
     logs = tmp_path / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     lines = normal_lines(n, seed)
@@ -42,15 +42,24 @@ def _log(tmp_path: Path, n: int, seed: int) -> Path:
     # long runs, so that ranges are cut inside streaks
     at = rng.randrange(len(lines))
     lines[at:at] = [line(kind="fork", reason="idle_ttl", count=i) for i in range(3000)]
+    if first is not None:
+        lines.insert(0, first)
     (logs / "session.log").write_bytes(data_of(lines))
     return logs
 
 
-@pytest.mark.parametrize(("jobs", "chunk", "read_chunk"), [(2, 1 << 20, None), (3, 200_000, 65_536), (4, 50_000, 4096)])
+@pytest.mark.parametrize(
+    ("jobs", "chunk", "read_chunk", "first"),
+    [
+        (2, 1 << 20, None, None),  # read apart from its first byte
+        (3, 200_000, 65_536, b"not json"),  # its format told by the first poll: read apart from there on
+        (4, 50_000, 4096, b""),
+    ],
+)
 def test_a_big_log_read_apart_gives_the_report_of_one_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, chunk: int, read_chunk: int | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, chunk: int, read_chunk: int | None, first: bytes | None
 ) -> None:
-    logs = _log(tmp_path, 30_000, jobs)
+    logs = _log(tmp_path, 30_000, jobs, first=first)
     monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
     calls: list[int] = []
     real = core.engine.split_points

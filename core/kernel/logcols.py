@@ -262,7 +262,10 @@ class _Table:
             if vocab is not None:
                 table = [vocab.code(value) for value in vocabularies[name + "s"]]
                 if name == "session":
-                    self._extend(name, map([*table, NO_SESSION].__getitem__, column))  # -1 indexes the last
+                    if table:
+                        self._extend(name, map([*table, NO_SESSION].__getitem__, column))  # -1 indexes the last
+                    else:
+                        self._extend(name, column)  # every row names none
                     continue
                 if typecode == "B" and getattr(self, name).typecode == "B" and max(table, default=0) < 256:
                     getattr(self, name).frombytes(column.tobytes().translate(bytes(table).ljust(256, b"\0")))
