@@ -16,18 +16,19 @@ than it saves (the workers fork, ~10 ms each).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from collections import Counter
-from concurrent.futures import Executor, ProcessPoolExecutor
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.kernel.logcols import LogColumns
 from core.kernel.logpart import LogPart
 from core.kernel.stats import LogStats
 from core.model import Problem
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 SPLIT_MIN_BYTES = 32 * 1024 * 1024
 """A log with less than this left to read is read in one process."""
@@ -151,6 +152,9 @@ class LogPool:
 
     def executor(self) -> Executor:
         if self._executor is None:
+            import multiprocessing  # here: multiprocessing and its imports cost a one-line report ~12 ms
+            from concurrent.futures import ProcessPoolExecutor
+
             # fork is the cheapest start (nothing to import again), and safe in a process with one thread (the
             # report); a process with threads (the dashboard) starts its workers from a fork server instead
             methods = multiprocessing.get_all_start_methods()
