@@ -23,6 +23,7 @@ from core.formats.base import Adapter, load_object
 from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
 from core.kernel.ports import Reread
 from core.model import Problem
+from core.pool import RANGES_PER_JOB, SPLIT_MIN_BYTES, LogPool, split_points
 from core.sources import Block, Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.reread import FileReread
@@ -101,11 +102,16 @@ class Engine:
         newest_first: bool = False,
         park_after_s: float | None = PARK_IDLE_S,
         clock: Callable[[], float] = time.time,
+        jobs: int = 1,
     ) -> None:
         """``newest_first``: a budget-limited `poll` reads the most recently modified files first (a dashboard:
         the newest sessions are on screen at once, history fills in behind; see `Sources`).
         ``park_after_s``: a poll parks sessions whose transcript is read to its end and unmodified that long
-        (by ``clock``, against the file's mtime; `read_all` parks every fully read one); None never parks."""
+        (by ``clock``, against the file's mtime; `read_all` parks every fully read one); None never parks.
+        ``jobs``: worker processes a big log's rest is read with once it is the only file left (`core.pool`);
+        1 reads everything in this process (the same state either way)."""
+        self.jobs = max(1, jobs)
+        self._log_pool: LogPool | None = None
         self._park_after = park_after_s
         self._clock = clock
         self._park_checked = float("-inf")
@@ -154,6 +160,8 @@ class Engine:
         self._first_poll = fn
 
     def _poll(self, max_bytes: int | None) -> PollResult:
+        if self.jobs > 1 and self.polls > 1:
+            self._read_log_apart()
         batches = self.sources.poll(max_bytes)
         result = PollResult()
         with self.lock:
@@ -199,6 +207,8 @@ class Engine:
     def read_all(self, chunk: int = READ_CHUNK) -> None:
         """The reading half of `drain`: poll until nothing is left, then settle the order (see `settle_order`)."""
         left: int | None = None
+        if self.jobs > 1 and self.polls == 0:
+            self.poll(0)  # discovery only: a lone big log is then read apart from its first byte
         while True:
             result = self.poll(chunk)
             if self._park_after is not None and result.paths:
@@ -467,7 +477,91 @@ class Engine:
             return actual == expected
 
     def close(self) -> None:
+        if self._log_pool is not None:
+            self._log_pool.close()
+            self._log_pool = None
         self.sources.close()
+
+    # ------------------------------------------------------------------ a big log read apart (core.pool)
+    def _presniff(self, logical: str, path: str) -> Adapter | None:
+        """The format of a file nothing was read from, told by its first line as `_sniff` tells it when that
+        line is a JSON object (else None: the polls sniff it, with everything their rules hold)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                head = os.pread(fd, 1 << 20, 0)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        nl = head.find(b"\n")
+        if nl < 0:
+            return None
+        first = Line(1, 0, head[:nl])
+        if opens_document(first):
+            return None
+        obj = load_object(path, 1, 0, first.data)
+        if isinstance(obj, Problem):
+            return None
+        adapter = sniff(path, obj)
+        if adapter is None or not adapter.blocks:
+            return None
+        self.adapters[logical] = adapter
+        self._stat(path).format = adapter.name
+        return adapter
+
+    def _read_log_apart(self) -> None:
+        """When one log is the only file with bytes left and enough of them, read its complete lines with the
+        process pool, range by range, and take them back in file order (`State.apply_range`): what polls would
+        have applied one block after another (see `core.pool`). Anything unexpected: the polls read it."""
+        left = [f for f in self.sources.files if f.exists and f.size is not None and f.bytes_read < f.size]
+        if len(left) != 1:
+            return
+        logical = left[0].logical
+        if logical in self._pending or logical in self._documents or logical in self.ignored:
+            return
+        unread = self.sources.unread(logical)
+        if unread is None:
+            return
+        path, start, lineno, size = unread
+        adapter = self.adapters.get(logical)
+        if adapter is None and start == 0 and size >= SPLIT_MIN_BYTES:
+            adapter = self._presniff(logical, path)
+        if adapter is None or not adapter.blocks:
+            return
+        if size - start < SPLIT_MIN_BYTES or self.state.is_parked(path):
+            return
+        end = _last_line_end(path, start, size)
+        if end - start < SPLIT_MIN_BYTES:
+            return
+        if self._log_pool is None:
+            self._log_pool = LogPool(self.jobs)
+        ranges = split_points(path, start, end, self.jobs * RANGES_PER_JOB)
+        futures = self._log_pool.map_ranges(adapter.name, path, ranges, self.sources.max_line_bytes)
+        try:
+            parts = [future.result() for future in futures]
+        except Exception:
+            return
+        if any(part.end != b for part, (_, b) in zip(parts, ranges, strict=True)):
+            return  # the file changed while it was read: the polls see what happened
+        agent = agent_of(adapter)
+        with self.lock:
+            if not self.sources.advance(path, start, end, sum(part.lines for part in parts)):
+                return
+            stat = self._stat(path)
+            stat.format = stat.format or adapter.name
+            base = lineno
+            for part in parts:
+                for problem in part.problems:
+                    if problem.ts_ms is None:
+                        problem.ts_ms = now_ms()
+                self.state.apply_range(part, agent, base)
+                base += part.lines
+                stat.lines += part.lines
+                stat.bytes += part.end - part.start
+                stat.bad_lines += part.bad_lines
+                self.total_lines += part.lines
+                self.total_bytes += part.end - part.start
 
     # ------------------------------------------------------------------ internals
     def _routine(self, logical: str) -> frozenset[str]:
@@ -626,6 +720,23 @@ class Engine:
     def _problem(self, path: str, line: Line, reason: str) -> None:
         self._stat(path).bad_lines += 1
         self.state.add_problem(Problem(path, line.lineno, line.offset, reason, now_ms()))
+
+
+def _last_line_end(path: str, start: int, size: int) -> int:
+    """The offset just after the last newline in [start, size) of `path` (start when there is none)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        end = size
+        while end > start:
+            at = max(start, end - 65_536)
+            window = os.pread(fd, end - at, at)
+            nl = window.rfind(b"\n")
+            if nl >= 0:
+                return at + nl + 1
+            end = at
+        return start
+    finally:
+        os.close(fd)
 
 
 def _count(stat: SourceStat, items: list[Line | Block]) -> None:

@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sources", ("core.sources",)),
     ("agents", ("core.agents",)),
     ("state", ("core.state",)),
-    ("engine", ("core.engine", "core.index")),
+    ("engine", ("core.engine", "core.index", "core.pool")),
     ("report", ("core.report",)),
     ("demo", ("core.demo",)),
     ("tui", ("tui",)),

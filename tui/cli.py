@@ -36,6 +36,23 @@ def _common(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="neither read nor write the persistent index (~/.cache/continuity-tui): read everything",
     )
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="worker processes for reading (default: the number of cores; 1: one process, the same output)",
+    )
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected at least 1")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

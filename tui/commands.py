@@ -81,7 +81,7 @@ def no_home() -> int:
     return EXIT_USAGE
 
 
-def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) -> Engine:
+def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False, jobs: int | None = None) -> Engine:
     """Build the engine; raises SourceError naming the first path that does not exist."""
     for path in paths:
         if not path.exists():
@@ -90,7 +90,10 @@ def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False) 
         from core.kernel import volatility
 
         volatility.configure(volatile)
-    return Engine(paths, watch=watch, newest_first=watch)  # a live dashboard shows the newest sessions first
+    from core.pool import default_jobs
+
+    # a live dashboard shows the newest sessions first
+    return Engine(paths, watch=watch, newest_first=watch, jobs=default_jobs() if jobs is None else jobs)
 
 
 def _readable(engine: Engine) -> bool:
@@ -120,7 +123,7 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
         spool = spool_all(sys.stdin.fileno())
         paths = replace_stdin(paths, spool)
     try:
-        engine = open_engine(paths, args.volatile)
+        engine = open_engine(paths, args.volatile, jobs=args.jobs)
     except SourceError as err:
         if spool is not None:
             spool.cleanup()
@@ -134,7 +137,7 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
     engine.read_all()
     if index is not None and not index.resumable(engine):
         engine.close()  # what was read since would not give what a cold read gives: read it all
-        engine = open_engine(paths, args.volatile)
+        engine = open_engine(paths, args.volatile, jobs=args.jobs)
         engine.read_all()
     captured = index.capture_behind(engine) if index is not None else None
     engine.finish_pending()
@@ -331,7 +334,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         spool = spool_live(pipe)
         paths = replace_stdin(paths, spool)
     try:
-        engine = open_engine(paths, args.volatile, watch=True)
+        engine = open_engine(paths, args.volatile, watch=True, jobs=args.jobs)
     except SourceError as err:
         if demo is not None:
             demo.cleanup()

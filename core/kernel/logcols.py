@@ -239,6 +239,46 @@ class _Table:
             self._extend(name, column)
         return start, len(self)
 
+    def extend_translated(
+        self,
+        blobs: dict[str, tuple[str, bytes]],
+        extras: dict[str, dict[int, object]],
+        vocabularies: dict[str, list[str]],
+        line_base: int,
+    ) -> tuple[int, int]:
+        """Append rows another store wrote (`chunk_blobs`, with its `vocabularies`): each code column through a
+        table from that store's codes to this one's (one `bytes.translate` for one-byte columns), line numbers
+        moved by `line_base` (the lines before the part). Returns the rows' range here."""
+        start = len(self)
+        own = {"kind": getattr(self, "kinds", None), "reason": self.reasons, "session": self.sessions,
+               "file": self.files}  # fmt: skip
+        for name in self._types:
+            typecode, data = blobs[name]
+            column = array(typecode)
+            column.frombytes(data)
+            if _BIG_ENDIAN:
+                column.byteswap()
+            vocab = own.get(name)
+            if vocab is not None:
+                table = [vocab.code(value) for value in vocabularies[name + "s"]]
+                if name == "session":
+                    if table:
+                        self._extend(name, map([*table, NO_SESSION].__getitem__, column))  # -1 indexes the last
+                    else:
+                        self._extend(name, column)  # every row names none
+                    continue
+                if typecode == "B" and getattr(self, name).typecode == "B" and max(table, default=0) < 256:
+                    getattr(self, name).frombytes(column.tobytes().translate(bytes(table).ljust(256, b"\0")))
+                else:
+                    self._extend(name, map(table.__getitem__, column))
+                continue
+            if name == "line" and line_base:
+                self._extend(name, map(line_base.__add__, column))
+                continue
+            self._extend(name, column)
+        self.extend_extras(start, extras)
+        return start, len(self)
+
     def chunk_extras(self, start: int, end: int) -> dict[str, dict[int, object]]:
         """The sparse side tables of rows [start, end), keyed by row - start (JSON-ready with str keys)."""
         return {"texts": {k - start: v for k, v in self.texts.items() if start <= k < end}}

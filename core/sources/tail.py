@@ -1541,6 +1541,42 @@ class Sources:
         g.skipping = False
         g.line_start = g.pos
 
+    # ------------------------------------------------------------------ reading done elsewhere (core.pool)
+
+    def unread(self, logical: str) -> tuple[str, int, int, int] | None:
+        """(path, offset of the first line not delivered yet, lines delivered before it, size seen) of the
+        generation ``logical`` reads next, or None when a caller may not read it itself: older generations
+        still pending, inside an oversized line, an alias or copy, or a reset on its way. With `advance`, a
+        cold read can hand a big log's rest to worker processes (the bytes of a held partial line included)."""
+        with self._lock:
+            s = self._streams.get(logical)
+            if s is None or getattr(s, "hold", False):
+                return None
+            pending = [g for g in sorted(s.gens, key=lambda g: g.current) if not g.gone and g.pos < g.size]
+            if len(pending) != 1:
+                return None
+            g = pending[0]
+            if g.skipping or g.held or g.fd is None or getattr(g, "alias", None) or getattr(g, "copy", None):
+                return None
+            return (g.path, g.line_start, g.lineno, g.size)
+
+    def advance(self, path: str, start: int, end: int, lines: int) -> bool:
+        """The caller read the ``lines`` complete lines of ``path`` in bytes [start, end) itself (``start`` as
+        `unread` gave it): go on from ``end``. False (nothing changed) when the generation moved meanwhile."""
+        with self._lock:
+            for s in self._streams.values():
+                for g in s.gens:
+                    if g.path != path or g.gone or g.line_start != start or g.skipping or end > g.size:
+                        continue
+                    if g.pos < HEAD_BYTES and g.fd is not None:
+                        g.head = os.pread(g.fd, HEAD_BYTES, 0)
+                    g.pos = g.line_start = end
+                    g.lineno += lines
+                    g.partial = bytearray()
+                    self._dirty = True
+                    return True
+            return False
+
     # ------------------------------------------------------------------ persistence (core.index)
 
     def order(self) -> list[str]:

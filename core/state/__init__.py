@@ -29,6 +29,7 @@ from core.timeutil import now_ms
 
 if TYPE_CHECKING:
     from core.agents.base import Agent
+    from core.kernel.logpart import LogPart
     from core.kernel.pipeline import RecordHandler
     from core.kernel.ports import Reread
 
@@ -138,6 +139,30 @@ class State(Attribution, Tree, Parking):
         if self.sessions:
             for handler in self._handlers(agent):
                 handler.on_log_closes(self)
+
+    def apply_range(self, part: LogPart, agent: Agent, line_base: int) -> None:
+        """A byte range of a log read by a worker (`core.pool.parse_range`), right after the lines already
+        applied: what `apply_block` does for each of its blocks, with the range's columns, counts and streaks
+        merged at once. `line_base`: the lines of the file before the range."""
+        self.version += 1
+        log = self.log
+        vocab = part.vocabularies
+        log.continuity.extend_translated(part.continuity, part.continuity_extras, vocab, line_base)
+        closes = len(log.closes)
+        log.closes.extend_translated(part.closes, part.closes_extras, vocab, line_base)
+        log.stats.merge(part.stats)
+        if len(log.closes) > closes:
+            self._closes_arrived(agent)
+        for event, n in part.other.items():
+            log.count_other(event, n)
+        for problem in part.problems:
+            if problem.line is not None:
+                problem.line += line_base
+            self.add_problem(problem)
+        if part.named and self.sessions:
+            for handler in self._handlers(agent):
+                handler.on_log_sessions(self, part.named)
+        self._lines_arrived()
 
     def _handlers(self, agent: Agent) -> list[RecordHandler]:
         """`agent`'s record handlers, made (and its analysis imported) when the first record that may concern

@@ -1,0 +1,128 @@
+"""Reading in parallel gives the same report as one process: a big log split across workers (`core.pool`),
+its ranges taken back in order, its aggregates merged (counts add, streaks join at the seams)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core.engine
+from core.agents.senpi.formats.logs import SessionLogAdapter
+from core.engine import Engine
+from core.formats.base import exact_block
+from core.kernel.stats import LogStats
+from core.report import build_report
+from core.report.options import ReportOptions
+from tests.test_typed_log import HOSTILE, data_of, line, normal_lines
+
+
+def _report(paths: list[Path], *, jobs: int, chunk: int = 1 << 20, read_chunk: int | None = None) -> dict[str, Any]:
+    engine = Engine(paths, jobs=jobs)
+    if read_chunk is not None:
+        engine.sources.read_chunk = read_chunk
+    engine.drain(chunk)
+    report = build_report(engine, ReportOptions(now_ms=0))
+    engine.close()
+    report.pop("generated_at")
+    return report
+
+
+def _log(tmp_path: Path, n: int, seed: int, *, first: bytes | None = None) -> Path:
+    logs = tmp_path / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    lines = normal_lines(n, seed)
+    rng = random.Random(seed)
+    for bad in HOSTILE:
+        lines.insert(rng.randrange(len(lines)), bad)
+    # long runs, so that ranges are cut inside streaks
+    at = rng.randrange(len(lines))
+    lines[at:at] = [line(kind="fork", reason="idle_ttl", count=i) for i in range(3000)]
+    if first is not None:
+        lines.insert(0, first)
+    (logs / "session.log").write_bytes(data_of(lines))
+    return logs
+
+
+@pytest.mark.parametrize(
+    ("jobs", "chunk", "read_chunk", "first"),
+    [
+        (2, 1 << 20, None, None),  # read apart from its first byte
+        (3, 200_000, 65_536, b"not json"),  # its format told by the first poll: read apart from there on
+        (4, 50_000, 4096, b""),
+    ],
+)
+def test_a_big_log_read_apart_gives_the_report_of_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, chunk: int, read_chunk: int | None, first: bytes | None
+) -> None:
+    logs = _log(tmp_path, 30_000, jobs, first=first)
+    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
+    calls: list[int] = []
+    real = core.engine.split_points
+
+    def spy(path: str, start: int, end: int, parts: int) -> list[tuple[int, int]]:
+        out = real(path, start, end, parts)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(core.engine, "split_points", spy)
+    apart = _report([logs], jobs=jobs, chunk=chunk, read_chunk=read_chunk)
+    assert calls and calls[0] > 1  # the log was read apart, in several ranges
+    alone = _report([logs], jobs=1, chunk=chunk, read_chunk=read_chunk)
+    assert apart == alone
+    assert apart["continuity"]["events"] > 30_000 and apart["problems_total"] > 10
+
+
+def test_the_log_grown_after_a_parallel_read_is_read_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = _log(tmp_path, 20_000, 7)
+    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
+    engine = Engine([logs], jobs=2)
+    engine.read_all(200_000)
+    first = engine.state.log.stats.events
+    with (logs / "session.log").open("ab") as fh:
+        fh.write(data_of(normal_lines(50, 99)))
+    engine.drain(200_000)
+    assert engine.state.log.stats.events > first
+    whole = Engine([logs], jobs=1)
+    whole.drain()
+    assert engine.state.log.stats.events == whole.state.log.stats.events
+    assert [s.length for s in engine.state.log.stats.all_streaks()] == [
+        s.length for s in whole.state.log.stats.all_streaks()
+    ]
+    engine.close()
+    whole.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.lists(st.integers(1, 400), min_size=1, max_size=6))
+def test_merged_parts_equal_the_whole(seed: int, cuts: list[int]) -> None:
+    """LogStats.merge of consecutive parts gives the aggregates of all their lines read in one go."""
+    adapter = SessionLogAdapter()
+    lines = normal_lines(600, seed)
+    rng = random.Random(seed)
+    lines[100:100] = [line(kind="flatten", reason="x", count=rng.randint(0, 9)) for _ in range(rng.randint(0, 40))]
+    whole = LogStats()
+    whole.add_block(exact_block(adapter.parse, "/l", 1, 0, data_of(lines)))
+    merged = LogStats()
+    at = 0
+    for size in [*cuts, len(lines)]:
+        part = LogStats()
+        part.add_block(exact_block(adapter.parse, "/l", 1, 0, data_of(lines[at : at + size])))
+        merged.merge(part)
+        at += size
+        if at >= len(lines):
+            break
+
+    def facts(s: LogStats) -> Any:
+        return (
+            s.events, dict(s.by_kind), {r: dict(c) for r, c in s.by_reason.items()}, s.last_ms,
+            None if s.peak is None else (s.peak.value, s.peak.at_ms, s.peak.kind),
+            [(t.kind, t.reason, t.length, t.start_ms, t.end_ms, t.count_first, t.count_last) for t in s.all_streaks()],
+            None if s.run is None else (s.run.kind, s.run.reason, s.run.length, s.run.end_ms),
+        )  # fmt: skip
+
+    assert facts(merged) == facts(whole)
