@@ -66,8 +66,9 @@ class LiveDemo:
     """A background thread that plays the demo's schedule into `root`.
 
     `speed` and `max_pause` are `schedule`'s; `sleep(seconds) -> stopped` waits (the default waits on the stop
-    event, so `stop()` is prompt). `played` counts the writes done so far; `stop()` may be called any number of
-    times.
+    event, so `stop()` is prompt). With `until` the thread stops after the writes due by then (a screenshot or a
+    test of the screen at that second). `played` counts the writes done so far; `stop()` may be called any number
+    of times.
     """
 
     def __init__(
@@ -78,12 +79,14 @@ class LiveDemo:
         speed: float = SPEED,
         max_pause: float = MAX_PAUSE,
         sleep: Callable[[float], bool] | None = None,
+        until: float | None = None,
     ) -> None:
         self.root = Path(root)
         self.schedule = schedule(agent_plans, speed, max_pause)
         self.plans = agent_plans
         self.error: BaseException | None = None
         self.played = 0
+        self.until = until
         self._stop = threading.Event()
         self._done = threading.Event()
         self._sleep = sleep or self._stop.wait
@@ -129,6 +132,8 @@ class LiveDemo:
             now = 0.0
             while self.played < len(self.schedule):
                 due = self.schedule[self.played].wall
+                if self.until is not None and due > self.until:
+                    return
                 if due > now:
                     if self._sleep(due - now) or self._stop.is_set():
                         return
