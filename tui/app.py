@@ -242,7 +242,9 @@ class ContinuityApp(App[None]):
         yield FilterBar(id="filter")
         yield FilterBar(id="search", placeholder=SEARCH_PLACEHOLDER)
         if self.demo_dir is not None:
-            yield DemoBar(str(self.demo_dir.path), kept=self.demo_dir.kept, id="demo-bar")
+            homes = getattr(self.demo_writer, "homes", None)
+            yield DemoBar(str(self.demo_dir.path), kept=self.demo_dir.kept, homes=homes() if homes else None,
+                          id="demo-bar")  # fmt: skip
         elif self.stdin_spool is not None:
             yield DemoBar(str(self.stdin_spool.path), kept=False, label="stdin copied to ", id="demo-bar")
         yield StatusLine(id="status")

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from core import __version__
+from core.demo.live import AGENTS as DEMO_AGENTS
 
 EXIT_USAGE = 2
 
@@ -131,6 +132,13 @@ def dashboard_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="with --demo (implies it): replay into DIR and keep it on exit (default: a temp dir, removed on exit)",
+    )
+    parser.add_argument(
+        "--demo-agent",
+        action="append",
+        choices=DEMO_AGENTS,
+        metavar="NAME",
+        help=f"with --demo (implies it; repeatable): play only these agents ({', '.join(DEMO_AGENTS)}; default: all)",
     )
     parser.add_argument("--version", action="version", version=f"continuity-tui {__version__}")
     return parser

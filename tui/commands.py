@@ -307,8 +307,8 @@ def run_check(args: argparse.Namespace) -> int:
 def run_dashboard(args: argparse.Namespace) -> int:
     writer = None
     demo = None
-    if args.demo or args.demo_dir is not None:
-        from core.demo.writer import DemoWriter, demo_source
+    if args.demo or args.demo_dir is not None or args.demo_agent:
+        from core.demo.live import LiveDemo, plans
         from tui.demo_dir import DemoDirError, prepare
 
         if args.paths:
@@ -317,7 +317,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             demo = prepare(args.demo_dir)
         except (DemoDirError, OSError) as err:
             return fail(str(err))
-        writer = DemoWriter(demo_source(), demo.path)
+        writer = LiveDemo(demo.path, plans(args.demo_agent))
         paths = [demo.path]
     else:
         paths = resolve_paths(args)

@@ -1,12 +1,14 @@
-"""Regenerate `screenshots/` from the bundled demo data: SVGs, and PNGs where `rsvg-convert` is installed.
+"""Regenerate `screenshots/` from the demo: SVGs, and PNGs where `rsvg-convert` is installed.
 
     python -m tui.screenshots                 # writes screenshots/*.svg (+ *.png)
     python -m tui.screenshots --out /tmp/shots
 
-The app runs headless (`run_test`) on the whole demo agent dir, read once (`live=False`) with a frozen clock,
-so two runs give byte-identical SVGs and the README always shows the app as it is. Shots: the main screen
-(160×45 and 80×24), a rewritten turn's drill-down with its startedAt/endedAt diff, the directive pane, help,
-and at 120×36 one session chosen with a search lit up.
+The app runs headless (`run_test`) with a frozen clock, read once (`live=False`), so two runs give
+byte-identical SVGs and the README always shows the app as it is. The main screen (160×45 and 80×24) and a
+rewritten senpi turn's drill-down (`r`, Enter: its startedAt/endedAt diff) are what `continuity-tui --demo`
+shows ten seconds in: the demo writer's schedule played up to 10 s into a fixed dir under the temp dir (named
+on screen by the demo bar, as in the demo). The directive pane, help, and at 120×36 one session chosen with a
+search lit up are shot on the demo once every agent has written everything (`--source DIR`: on that dir).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.demo.live import LiveDemo
 from core.engine import Engine
 from core.model import Turn
 from tui.app import ContinuityApp
+from tui.demo_dir import DemoDir
 from tui.widgets.directives import DirectivePane
 from tui.widgets.json_view import JsonView
 from tui.widgets.turn_table import TurnTable
@@ -35,11 +39,20 @@ MIDDLE = (120, 36)
 SMALL = (80, 24)
 
 
-def demo_dir() -> Path:
-    """The bundled demo agent dir (core.demo owns where it lives)."""
-    from core.demo.writer import demo_source
+FIRST_SCREEN_S = 10.0  # the README's promise: what the demo shows ten seconds in
 
-    return demo_source()
+
+def played(name: str, until: float | None) -> tuple[DemoDir, LiveDemo]:
+    """The demo's writes up to `until` wall seconds (None: all of them) in `$TMPDIR/continuity-screenshots/<name>`:
+    a fixed path, so the demo bar reads the same in every run."""
+    from core.demo.live import LiveDemo, plans
+
+    path = Path(tempfile.gettempdir()) / "continuity-screenshots" / name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    writer = LiveDemo(path, plans(), until=until)
+    writer.play_until(float("inf") if until is None else until)
+    return DemoDir(path, kept=False), writer
 
 
 async def settle(pilot: Any, app: ContinuityApp, predicate: Callable[[], bool] | None = None) -> None:
@@ -65,27 +78,34 @@ def _diff_turn(table: TurnTable) -> int | None:
     return fallback
 
 
-async def shoot(out: Path, source: Path) -> list[Path]:
+async def shoot(out: Path, source: Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    first_dir, first_writer = played("first-screen", FIRST_SCREEN_S)
+    if source is None:
+        source = played("complete", None)[0].path
 
     def app() -> ContinuityApp:
         return ContinuityApp(Engine([source]), live=False, clock=lambda: FROZEN)
+
+    def demo_app() -> ContinuityApp:
+        return ContinuityApp(Engine([first_dir.path]), live=False, clock=lambda: FROZEN, demo_writer=first_writer,
+                             demo_dir=first_dir)  # fmt: skip
 
     def save(a: ContinuityApp, name: str) -> None:
         a.save_screenshot(filename=f"{name}.svg", path=str(out))
         written.append(out / f"{name}.svg")
 
-    first = app()
+    first = demo_app()
     async with first.run_test(size=BIG) as pilot:
         await settle(pilot, first)
+        save(first, "main")
         table = first.main.query_one(TurnTable)
         target = _diff_turn(table)
         if target is not None:
             first.following = False
             table.move_to(target)
         await pilot.pause(0.2)
-        save(first, "main")
         await pilot.press("enter")
         await settle(pilot, first, lambda: "loading" not in first.screen.query_one("#commit", JsonView).lines[0].text)
         save(first, "detail")
@@ -103,7 +123,7 @@ async def shoot(out: Path, source: Path) -> list[Path]:
         save(second, "directives")
         second.engine.close()
 
-    third = app()
+    third = demo_app()
     async with third.run_test(size=SMALL) as pilot:
         await settle(pilot, third)
         save(third, "main-80x24")
@@ -146,9 +166,11 @@ def to_png(svgs: list[Path]) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots")
-    parser.add_argument("--source", type=Path, default=None, help="agent dir to shoot (default: the bundled demo)")
+    parser.add_argument(
+        "--source", type=Path, default=None, help="dir for the directives/help/search shots (default: the whole demo)"
+    )
     args = parser.parse_args(argv)
-    svgs = asyncio.run(shoot(args.out, args.source or demo_dir()))
+    svgs = asyncio.run(shoot(args.out, args.source))
     for path in [*svgs, *to_png(svgs)]:
         print(path)
     return 0

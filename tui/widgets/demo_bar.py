@@ -17,11 +17,16 @@ class DemoBar(Static):
     DemoBar { height: 1; background: $boost; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    def __init__(self, path: str, *, kept: bool, label: str = "demo data in ", id: str | None = None) -> None:
+    def __init__(
+        self, path: str, *, kept: bool, label: str = "demo data in ", homes: list[str] | None = None,
+        id: str | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(id=id)
         self.path = path
         self.kept = kept
         self.label = label
+        self.homes = homes or []
+        """The agents' homes under `path` (`senpi/`, `claude/`, …): which folder holds which agent's files."""
 
     def on_mount(self) -> None:
         self._show(self.app.size.width)
@@ -34,7 +39,10 @@ class DemoBar(Static):
         if not self.kept and self.label.startswith("demo"):
             fate += " (--demo-dir DIR keeps it)"
         where = display(self.path, 300)
-        parts: list[tuple[str, str] | str] = [(self.label, "$accent bold"), (where, "bold"), " · ", (fate, MUTED)]
+        parts: list[tuple[str, str] | str] = [(self.label, "$accent bold"), (where, "bold")]
+        if self.homes:
+            parts.append(" (" + " ".join(display(home, 40) + "/" for home in self.homes) + ")")
+        parts += [" · ", (fate, MUTED)]
         hint: list[tuple[str, str] | str] = [(" · try ", MUTED), ("continuity-tui report " + where, "$accent")]
         line = Content.assemble(*parts, *hint)
         self.update(line if line.cell_length <= width - 2 else Content.assemble(*parts))
