@@ -276,7 +276,7 @@ class DirectivePane(Static):
     def _subtitle(self) -> Content | None:
         """The largest payload on both sides and its directive share (the figure `check` gates), else the
         selection's share; the longest wording the border has room for."""
-        room = self.size.width - 6 if self.size.width else 200
+        room = self.outer_size.width - 4 if self.outer_size.width else 200  # corners and a space each side
         for parts in self._subtitles():
             text = Content.assemble(*parts)
             if text.cell_length <= room:
