@@ -172,7 +172,7 @@ def test_analysis_fields_are_carried_when_produced(agent: Path) -> None:
     tag = directives["tags"]["ultrawork-mode"]
     assert tag["copies_in_largest_payload"] == 3 and tag["bytes_in_largest_payload"] == 3 * 24871
     assert tag["copies_sent_in_largest_payload"] == 2 and tag["bytes_sent_in_largest_payload"] == 2 * 24871
-    measured = [t for t in report["turns"] if t["directives"] is not None]  # the other session's call too
+    measured = [t for t in report["turns"] if t["payload_bytes_raw"] is not None]  # the other session's call too
     sent = sum(t["payload_bytes"] for t in measured)
     raw = sum(t["payload_bytes_raw"] for t in measured)
     assert sent == 25096 + 300 + 420 + 2000 + 50303 + measured[-1]["payload_bytes"] and raw == sent - 50303 + 75174

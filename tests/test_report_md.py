@@ -78,7 +78,7 @@ def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
     assert "- Outcome: rewritten (volatile-only); evidence: transcript" in md
     assert ".content[0].startedAt  missing_in_capture  volatile  capture=null  commit=1785819137555" in md
     assert (
-        "Largest payload (the most bytes serialized; dedupe is simulated on it): 75,174 bytes serialized (99.2 % "
+        "Largest payload (the most bytes serialized; dedupe is simulated on it): 75,174 bytes serialized (99.3 % "
         "directives), 50,303 bytes sent, 98.9 % of them directives;" in md
     )
     assert "| 24,871 | 4 → 3 | 99,484 → 74,613 | 96.6 % → 95.5 % | 3 → 2 |" in md  # over every payload

@@ -246,7 +246,7 @@ class SessionSummary:
     #: counts those lines, `log_lines` how many
     log_only: bool = False
     log_lines: int = 0
-    #: payload bytes of the calls whose composition was measured (`Turn.directives` set), as serialized and as
+    #: payload bytes of the calls whose payload was reconstructed (`payload_bytes_raw` set), as serialized and as
     #: sent: what a directive share divides by, each on its side (the report's `directives.payloads`)
     measured_raw: int = 0
     measured_sent: int = 0
@@ -574,7 +574,7 @@ def _count(out: SessionSummary, turn: Turn) -> None:
         out.first_ms = ms if out.first_ms is None else min(out.first_ms, ms)
         out.last_ms = ms if out.last_ms is None else max(out.last_ms, ms)
     raw = turn.payload_bytes_raw
-    if turn.directives is not None and raw is not None:  # as the report's `directives.payloads` counts
+    if raw is not None:  # reconstructed, hence scanned: as the report's `directives.payloads` counts
         out.measured_raw += raw
         out.measured_sent += turn.payload_bytes if turn.payload_bytes is not None else raw
     if turn.directives:
@@ -682,7 +682,8 @@ class SnapshotBuilder:
         self._summaries: dict[str, _Cached] = {}
         self._rate_samples: list[tuple[float, int]] = []
         self._dedupe: LargestPayload | None = None
-        self._dedupe_key: tuple[str, int, int] | None = None
+        self._dedupe_key: tuple[str, int, int] | None = None  # the largest payload last simulated
+        self._figures_key: tuple[str, int, int] | None = None  # the largest payload `_dedupe` describes
         self._dedupe_at = float("-inf")
         self._last: Snapshot | None = None
         self._last_mark: tuple[object, ...] | None = None
@@ -852,8 +853,10 @@ class SnapshotBuilder:
     def _simulate(
         self, state: State, sessions: tuple[SessionSummary, ...], now: float, pending: int
     ) -> LargestPayload | None:
-        """The largest payload and the dedupes on it, re-simulated only when that payload changes, at most every
-        3 s and not during a backfill: it rebuilds the prompt from disk (`SessionState.dedupe`)."""
+        """The largest payload's figures, current as soon as it changes (a few fields of one turn), and the
+        dedupes on it, re-simulated only when it changed, at most every 3 s and not during a backfill: that
+        rebuilds the prompt from disk (`SessionState.dedupe`). Until then the simulation is unknown, not the
+        previous payload's."""
         best = max(
             ((s.largest_payload, s.key) for s in sessions if s.largest_payload is not None),
             default=None,
@@ -864,30 +867,38 @@ class SnapshotBuilder:
             return self._dedupe
         (raw, index), key = best
         mark = (key, index, raw)
-        self._dedupe_waiting = mark != self._dedupe_key
-        if mark == self._dedupe_key or pending > 0 or now - self._dedupe_at < 3.0:
-            return self._dedupe
-        self._dedupe_key, self._dedupe_at = mark, now
-        self._dedupe_waiting = False
         session = state.sessions.get(key)
         turn = session.turns[index] if session is not None and 0 <= index < len(session.turns) else None
         if session is None or turn is None or turn.payload_bytes_raw is None:
             return self._dedupe
-        sims = session.dedupe(index) or {}  # None for an agent without a payload rebuild
-        first = sims.get("keep_first_identical_all_tags")
-        senpi = sims.get("keep_identical_previous_ultrawork") or sims.get("keep_last_ultrawork")
-        values = list((turn.directives or {}).values())
-        self._dedupe = LargestPayload(
-            session.session_id,
-            index,
-            turn.payload_bytes_raw,
-            turn.payload_bytes if turn.payload_bytes is not None else turn.payload_bytes_raw,
-            sum(int(v.get("bytes", 0)) for v in values),
-            sum(sent_counts(v)[1] for v in values),
-            first.bytes_after if first is not None else None,
-            senpi.bytes_after if senpi is not None else None,
-        )
-        return self._dedupe
+        current = self._dedupe
+        if current is None or mark != self._figures_key:
+            values = list((turn.directives or {}).values())
+            current = LargestPayload(
+                session.session_id,
+                index,
+                turn.payload_bytes_raw,
+                turn.payload_bytes if turn.payload_bytes is not None else turn.payload_bytes_raw,
+                sum(int(v.get("bytes", 0)) for v in values),
+                sum(sent_counts(v)[1] for v in values),
+                None,
+                None,
+            )
+            self._figures_key = mark
+        self._dedupe_waiting = mark != self._dedupe_key
+        if mark != self._dedupe_key and pending == 0 and now - self._dedupe_at >= 3.0:
+            self._dedupe_key, self._dedupe_at = mark, now
+            self._dedupe_waiting = False
+            sims = session.dedupe(index) or {}  # None for an agent without a payload rebuild
+            first = sims.get("keep_first_identical_all_tags")
+            senpi = sims.get("keep_identical_previous_ultrawork") or sims.get("keep_last_ultrawork")
+            current = replace(
+                current,
+                keep_first=first.bytes_after if first is not None else None,
+                senpi=senpi.bytes_after if senpi is not None else None,
+            )
+        self._dedupe = current
+        return current
 
     def _locate(self, state: State, problems: tuple[Problem, ...]) -> tuple[tuple[str, int] | None, ...]:
         """`locate_problems`, again only when the problems changed (a new one, or one fewer kept)."""

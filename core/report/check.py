@@ -220,14 +220,19 @@ def directive_share(report: dict[str, Any]) -> Measure:
     if comp is None or not comp.payload_raw:
         return Measure(None, "no reconstructed payload")
     where = f"session {largest.get('session')} turn {largest.get('index')}" + (f", {kind}" if kind else "")
-    serialized = f"{comp.directives_raw} of {comp.payload_raw} bytes serialized ({_fmt(comp.share_raw)})"
+    share_raw, share_sent = _round4(comp.share_raw), _round4(comp.share_sent)  # as the report rounds them
+    serialized = f"{comp.directives_raw} of {comp.payload_raw} bytes serialized ({_fmt(share_raw)})"
     if not comp.sent_known:  # a saved report from before the sent-side counts: all it can say
-        return Measure(comp.share_raw, f"largest {noun}, {where}: {serialized}; the report predates sent-side counts")
+        return Measure(share_raw, f"largest {noun}, {where}: {serialized}; the report predates sent-side counts")
     if not comp.deduped:
-        return Measure(comp.share_sent, f"largest {noun}, {where}: {comp.directives_sent} of {comp.payload_sent} "
-                                        "bytes sent, as serialized (no dedupe)")  # fmt: skip
+        return Measure(share_sent, f"largest {noun}, {where}: {comp.directives_sent} of {comp.payload_sent} "
+                                   "bytes sent, as serialized (no dedupe)")  # fmt: skip
     sent = f"{comp.directives_sent} of {comp.payload_sent} bytes sent"
-    return Measure(comp.share_sent, f"largest {noun}, {where}: {sent}; {serialized}")
+    return Measure(share_sent, f"largest {noun}, {where}: {sent}; {serialized}")
+
+
+def _round4(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
 
 
 def payload_bytes(report: dict[str, Any]) -> Measure:

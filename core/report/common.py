@@ -133,11 +133,13 @@ class Composition:
 
     @property
     def share_raw(self) -> float | None:
-        return round(self.directives_raw / self.payload_raw, 4) if self.payload_raw else None
+        """Exact: a percentage is printed from it, the report's 4-decimal figure rounded from it (never a
+        percentage of the rounded figure: 0.370535 is 37.1 % and 0.3705, not 37.0 %)."""
+        return self.directives_raw / self.payload_raw if self.payload_raw else None
 
     @property
     def share_sent(self) -> float | None:
-        return round(self.directives_sent / self.payload_sent, 4) if self.payload_sent else None
+        return self.directives_sent / self.payload_sent if self.payload_sent else None
 
     @property
     def deduped(self) -> bool:
@@ -188,7 +190,7 @@ def largest_composition(report: dict[str, Any]) -> Composition | None:
 
 @dataclass(frozen=True, slots=True)
 class TagRow:
-    """One directive tag as the Markdown and HTML tables show it: over every measured payload on both sides
+    """One directive tag as the Markdown and HTML tables show it: over every reconstructed payload on both sides
     (None for a report written before those totals), and in the largest payload on both sides."""
 
     tag: str
@@ -214,6 +216,8 @@ def tag_rows(report: dict[str, Any]) -> tuple[list[TagRow], bool]:
     """The `directives.tags` rows, most bytes sent first (as the dashboard's pane orders them), and whether
     the agent's own dedupe changed anything, i.e. whether both sides are worth a column."""
     directives = report.get("directives") or {}
+    payloads = directives.get("payloads") if isinstance(directives.get("payloads"), dict) else {}
+    raw_total, sent_total = _int(payloads.get("payload_bytes_raw")), _int(payloads.get("payload_bytes"))
     rows: list[TagRow] = []
     for tag, t in (directives.get("tags") or {}).items():
         if not isinstance(t, dict):
@@ -224,11 +228,11 @@ def tag_rows(report: dict[str, Any]) -> tuple[list[TagRow], bool]:
         rows.append(TagRow(
             str(tag), _int(t.get("injections")), _int(t.get("variants")), _int(t.get("bytes_per_copy")),
             _int(every.get("copies")), _int(every.get("bytes")), _int(every.get("copies_sent")),
-            _int(every.get("bytes_sent")), _float(every.get("share")), _float(every.get("share_sent")),
+            _int(every.get("bytes_sent")), _exact(every.get("bytes"), raw_total, every.get("share")),
+            _exact(every.get("bytes_sent"), sent_total, every.get("share_sent")),
             largest, largest if largest_sent is None else largest_sent,
         ))  # fmt: skip
     rows.sort(key=lambda r: (-(r.bytes_sent or 0), -(r.bytes or 0), -r.largest_copies, -(r.injections or 0), r.tag))
-    payloads = directives.get("payloads") if isinstance(directives.get("payloads"), dict) else {}
     deduped = any(r.deduped for r in rows) or payloads.get("payload_bytes_raw") != payloads.get("payload_bytes")
     comp = largest_composition(report)
     return rows, deduped or (comp is not None and comp.deduped)
@@ -236,6 +240,13 @@ def tag_rows(report: dict[str, Any]) -> tuple[list[TagRow], bool]:
 
 def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _exact(part: Any, whole: int | None, rounded: Any) -> float | None:
+    """A share from its integers (what a percentage is printed from), else the report's rounded figure."""
+    if _int(part) is not None and whole:
+        return part / whole
+    return _float(rounded)
 
 
 def copies(turn: dict[str, Any]) -> list[tuple[str, int, int | None]] | None:

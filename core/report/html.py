@@ -542,7 +542,7 @@ def _directives(report: dict[str, Any]) -> str:
         if isinstance(calls, int) and calls:
             raw, sent = payloads.get("payload_bytes_raw"), payloads.get("payload_bytes")
             size = f"{n(raw)} bytes serialized, {n(sent)} sent" if deduped else f"{n(sent)} bytes sent"
-            out += f'<p class="note">Copies and bytes are over the {n(calls)} calls whose payload was measured: '
+            out += f'<p class="note">Copies and bytes are over the {n(calls)} calls whose payload was reconstructed: '
             out += f"{size}.</p>"
     else:
         out += '<p class="note">No tagged directive block in any payload.</p>'

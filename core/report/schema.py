@@ -31,8 +31,8 @@ Fields this tool adds within /1 (allowed by the contract; scripts may rely on th
   `payload_bytes_raw`, a directive entry's `copies`/`bytes`) and *sent* (what the provider received after it:
   `payload_bytes`, `copies_sent`/`bytes_sent`). `turns[].directives.<tag>` adds `copies_sent`/`bytes_sent`;
   `directives.tags.<tag>` adds `copies_sent_in_largest_payload`/`bytes_sent_in_largest_payload` and
-  `all_payloads` (both sides summed over every measured call, with each side's share); `directives.payloads`
-  holds the measured calls and their bytes on each side (what those shares divide by);
+  `all_payloads` (both sides summed over every reconstructed call, each side's share); `directives.payloads`
+  holds those calls and their bytes on each side (what those shares divide by);
   `directives.largest_payload` adds `payload_bytes`, `kind`, the directive bytes on each side and each side's
   share (`check --max-directive-share` gates `share_sent`). On senpi's keep-last dedupe of a 70-prompt ulw
   flatten chain: 2,485 copies and 61.8 MB serialized, 70 and 1.7 MB sent, of 63.1 MB and 3.3 MB;
@@ -65,6 +65,10 @@ def doc(description: str) -> Any:
 COPIES_SENT = (
     "blocks left in the payload sent, after the agent's dedupe (senpi collapses `ultrawork-mode` in flattens; an "
     "agent without a dedupe sends what it serialized); absent in reports that predate it"
+)
+DIRECTIVES = (
+    "per tag, the blocks in the payload on both sides; null when the payload was not reconstructed, or (pi, "
+    "Claude Code, mux) when it held no directive block"
 )
 DEDUPE = (
     "every dedupe policy simulated on the largest payload as serialized (`bytes_before` is its "
@@ -295,7 +299,7 @@ class Turn(_Model):
     recomputed: Decision | None
     payload_bytes: Annotated[Count | None, doc("bytes of the prompt text sent, after the agent's own dedupe")]
     payload_bytes_raw: Annotated[Count | None, doc("the same prompt as serialized, before any dedupe")]
-    directives: Annotated[dict[str, DirectiveCount] | None, doc("per tag, both sides; null: payload not measured")]
+    directives: Annotated[dict[str, DirectiveCount] | None, doc(DIRECTIVES)]
     tokens: Tokens | None
     commit: Commit | None
     fingerprints: Fingerprints | None
@@ -309,9 +313,9 @@ class Turn(_Model):
 
 
 class AllPayloads(_Model):
-    """One tag over every measured call of the selection, on both sides; each share of its own side."""
+    """One tag over every reconstructed call of the selection, on both sides; each share of its own side."""
 
-    copies: Annotated[Count, doc("blocks serialized, summed over the measured calls")]
+    copies: Annotated[Count, doc("blocks serialized, summed over the reconstructed calls")]
     bytes: Annotated[Count, doc("their bytes")]
     copies_sent: Annotated[Count, doc("blocks sent after the agent's dedupe, summed")]
     bytes_sent: Annotated[Count, doc("their bytes")]
@@ -331,7 +335,7 @@ class TagStats(_Model):
 
 
 class Payloads(_Model):
-    """The calls whose payload composition was measured (`turns[].directives` not null): the denominators."""
+    """The calls whose payload was reconstructed (`turns[].payload_bytes_raw` not null): the denominators."""
 
     calls: Count
     payload_bytes_raw: Annotated[Count, doc("their bytes as serialized")]

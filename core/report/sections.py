@@ -41,9 +41,10 @@ def share(part: int, whole: int | None) -> float | None:
 
 
 def measured(turns: list[Turn]) -> list[Turn]:
-    """The calls whose payload composition was measured (`Turn.directives` set, possibly empty): the only ones a
-    directive share may divide by, since the others' directives are unknown."""
-    return [t for t in turns if t.directives is not None and t.payload_bytes_raw is not None]
+    """The calls whose payload was reconstructed (`payload_bytes_raw` set): every producer of it scans the payload
+    for directives in the same pass (None there means none: pi, Claude Code and mux write no empty dict), so these
+    are the calls a directive share may divide by; a size only the agent logged says nothing of its blocks."""
+    return [t for t in turns if t.payload_bytes_raw is not None]
 
 
 def directives(selected: Selected) -> dict[str, Any] | None:
@@ -114,7 +115,7 @@ def directives(selected: Selected) -> dict[str, Any] | None:
 
 
 def _sent_size(turn: Turn) -> int:
-    """Bytes the call sent; a measured call without its own sent size sent what it serialized."""
+    """Bytes the call sent; a reconstructed call without its own sent size sent what it serialized."""
     if turn.payload_bytes is not None:
         return turn.payload_bytes
     return turn.payload_bytes_raw or 0

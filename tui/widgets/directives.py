@@ -39,8 +39,9 @@ GROUP_LABELS = {SERIALIZED: ("serialized", "serial.", "ser."), SENT: ("sent",)}
 
 
 def share(part: int, whole: int) -> float | None:
-    """Rounded as the report rounds (4 decimals), so the pane, the reports and `check` print the same figure."""
-    return round(part / whole, 4) if whole else None
+    """Exact, as the reports print their percentages (the JSON and `check` round the same ratio to 4 decimals):
+    one percentage in every output, never a percentage of a rounded figure."""
+    return part / whole if whole else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +277,7 @@ class DirectivePane(Static):
     def _subtitle(self) -> Content | None:
         """The largest payload on both sides and its directive share (the figure `check` gates), else the
         selection's share; the longest wording the border has room for."""
-        room = self.outer_size.width - 4 if self.outer_size.width else 200  # corners and a space each side
+        room = self.outer_size.width - 6 if self.outer_size.width else 200  # corners, a rule and a space each side
         for parts in self._subtitles():
             text = Content.assemble(*parts)
             if text.cell_length <= room:
