@@ -542,8 +542,11 @@ def _directives(report: dict[str, Any]) -> str:
         if isinstance(calls, int) and calls:
             raw, sent = payloads.get("payload_bytes_raw"), payloads.get("payload_bytes")
             size = f"{n(raw)} bytes serialized, {n(sent)} sent" if deduped else f"{n(sent)} bytes sent"
+            inexact = inexact_agents(report)
+            messages = f" ({e(', '.join(inexact))}: the messages' bytes, their transcripts hold no system prompt "
+            messages += "or tools)"
             out += f'<p class="note">Copies and bytes are over the {n(calls)} calls whose payload was reconstructed: '
-            out += f"{size}.</p>"
+            out += f"{size}{messages if inexact else ''}.</p>"
     else:
         out += '<p class="note">No tagged directive block in any payload.</p>'
     _sent, raw = largest_payloads(report)

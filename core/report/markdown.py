@@ -761,7 +761,10 @@ def _directives(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
         if isinstance(calls, int) and calls:
             raw, sent = payloads.get("payload_bytes_raw"), payloads.get("payload_bytes")
             size = f"{num(raw)} bytes serialized, {num(sent)} sent" if deduped else f"{num(sent)} bytes sent"
-            out += [f"Copies and bytes are over the {num(calls)} calls whose payload was reconstructed: {size}.", ""]
+            inexact = inexact_agents(report)
+            messages = f" ({', '.join(inexact)}: the messages' bytes, their transcripts hold no system prompt or tools)"
+            out += [f"Copies and bytes are over the {num(calls)} calls whose payload was reconstructed: {size}"
+                    f"{messages if inexact else ''}.", ""]  # fmt: skip
     else:
         out += ["No tagged directive block in any payload.", ""]
     out += _largest_line(report, deduped)
