@@ -209,3 +209,5 @@ async def test_pane_shows_the_reports_figures(
             assert "serialized →" in subtitle
         if not deduped:
             assert lines[0].split()[0] == "tag" and "serialized" not in subtitle
+            # pi's bytes are its messages' (no system prompt or tools): no payload size, as in the reports
+            assert "messages" in subtitle and "sent" not in subtitle

@@ -273,6 +273,9 @@ class LargestPayload:
     directives_sent: int
     keep_first: int | None  # this tool's proposal on the serialized payload; None when the agent has no rebuild
     senpi: int | None  # what senpi's own ultrawork rule leaves
+    #: its agent's transcripts rebuild the whole prompt (senpi); else the bytes are the messages' only (pi, Claude
+    #: Code, mux, Codex hold no system prompt or tools), and the pane names no payload size for them
+    exact: bool = True
 
     @property
     def deduped(self) -> bool:
@@ -883,6 +886,7 @@ class SnapshotBuilder:
                 sum(sent_counts(v)[1] for v in values),
                 None,
                 None,
+                session.agent.payload_exact,
             )
             self._figures_key = mark
         self._dedupe_waiting = mark != self._dedupe_key

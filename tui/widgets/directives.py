@@ -297,6 +297,13 @@ class DirectivePane(Static):
             elif largest.keep_first is not None:
                 cut = "" if largest.deduped else f" (−{pct(1 - largest.keep_first / largest.bytes_sent, 0)})"
                 first = [" · keep-first ", (short_bytes(largest.keep_first), "$success bold"), cut]
+            if not largest.exact:  # the messages' bytes only: not a payload size (the reports name none either)
+                return [
+                    ["largest call's messages ", (sent, bold), ", directives ", dshare, *first],
+                    ["largest call's messages ", (sent, bold), ", directives ", dshare],
+                    ["largest messages ", (sent, bold), ", ", dshare],
+                    ["messages ", (sent, bold), ", ", dshare],
+                ]
             if largest.deduped:
                 return [
                     ["largest payload ", (raw, bold), " serialized → ", (sent, bold), " sent, directives ", dshare,
