@@ -545,7 +545,8 @@ def _directives(report: dict[str, Any]) -> str:
             inexact = inexact_agents(report)
             messages = f" ({e(', '.join(inexact))}: the messages' bytes, their transcripts hold no system prompt "
             messages += "or tools)"
-            out += f'<p class="note">Copies and bytes are over the {n(calls)} calls whose payload was reconstructed: '
+            noun = "call" if calls == 1 else "calls"
+            out += f'<p class="note">Copies and bytes are over the {n(calls)} {noun} whose payload was reconstructed: '
             out += f"{size}{messages if inexact else ''}.</p>"
     else:
         out += '<p class="note">No tagged directive block in any payload.</p>'

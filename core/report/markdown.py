@@ -763,7 +763,8 @@ def _directives(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
             size = f"{num(raw)} bytes serialized, {num(sent)} sent" if deduped else f"{num(sent)} bytes sent"
             inexact = inexact_agents(report)
             messages = f" ({', '.join(inexact)}: the messages' bytes, their transcripts hold no system prompt or tools)"
-            out += [f"Copies and bytes are over the {num(calls)} calls whose payload was reconstructed: {size}"
+            noun = "call" if calls == 1 else "calls"
+            out += [f"Copies and bytes are over the {num(calls)} {noun} whose payload was reconstructed: {size}"
                     f"{messages if inexact else ''}.", ""]  # fmt: skip
     else:
         out += ["No tagged directive block in any payload.", ""]
