@@ -124,8 +124,8 @@ def test_check_gates_the_reports_share_sent(reports: dict[str, dict], name: str)
     assert sent in result.line()
     if name == "keep-last":
         assert f"{largest['directive_bytes']} of {largest['payload_bytes_raw']} bytes serialized" in result.line()
-    else:
-        assert "as serialized (no dedupe)" in result.line()
+    else:  # pi's bytes are its messages' (no system prompt or tools): not called a payload
+        assert "as serialized (no dedupe)" in result.line() and "(largest call's messages, session" in result.line()
 
 
 @pytest.mark.parametrize("name", HISTORIES)

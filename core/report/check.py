@@ -14,7 +14,7 @@
   where copies pile up) made of tagged directive copies, as sent: directive bytes left after the agent's own
   dedupe over the bytes the call sent, both of the sent side (≤ 1). Its line also gives the serialized side
   (copies before the dedupe over `payload_bytes_raw`): senpi's keep-last dedupe of a 70-prompt ulw chain
-  serializes 1,741,252 directive bytes of 1,778,186 (0.9792) and sends 25,153 of 67,883 (0.3705). What was
+  serializes 1,741,252 directive bytes of 1,778,100 (0.9793) and sends 25,153 of 67,797 (0.3710). What was
   sent is what the model read and was billed; gating the serialized side failed builds for copies they never
   sent. For a build without dedupe the two are one figure (the number behind "the 875 KB prompt was 73 %
   duplicates").
@@ -211,6 +211,8 @@ def directive_share(report: dict[str, Any]) -> Measure:
     comp = largest_composition(report)
     raw = largest_payloads(report)[1]
     noun = raw.noun if raw is not None else "payload"
+    if raw is None and _messages_only(report, largest):
+        noun = "call's messages"  # its transcripts hold no system prompt or tools: not a payload size (calls' rule)
     kind = largest.get("kind") or (raw.kind if raw is not None else None)
     if comp is None:  # a saved report without `largest_payload` (older builds chose it among flatten calls)
         sized = [t for t in report.get("turns") or [] if isinstance(t.get("payload_bytes_raw"), int)]
@@ -229,6 +231,15 @@ def directive_share(report: dict[str, Any]) -> Measure:
                                    "bytes sent, as serialized (no dedupe)")  # fmt: skip
     sent = f"{comp.directives_sent} of {comp.payload_sent} bytes sent"
     return Measure(share_sent, f"largest {noun}, {where}: {sent}; {serialized}")
+
+
+def _messages_only(report: dict[str, Any], largest: dict[str, Any]) -> bool:
+    """Whether the largest payload is a call of an agent whose bytes are its messages' only (pi, Claude Code, mux,
+    Codex: `calls.by_agent[…].payload` is tokens)."""
+    exact = payload_exact(report)
+    key = (largest.get("session"), largest.get("index"))
+    turn = next((t for t in report.get("turns") or [] if (t.get("session"), t.get("index")) == key), None)
+    return turn is not None and not exact(turn)
 
 
 def _round4(value: float | None) -> float | None:
