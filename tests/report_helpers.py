@@ -238,9 +238,14 @@ def enrich(engine: Engine, *, diff_value: str = "x", long_text: str = "") -> Non
     sizes = [(25096, 25096), (300, 300), (420, 420), (2000, 2000), (50303, 75174)]
     for turn, (sent, raw) in zip(session.turns, sizes, strict=True):
         turn.payload_bytes, turn.payload_bytes_raw = sent, raw
+        # a 24,871-byte copy in the first call, none in the small ones; the flatten serialized 3 copies (75,174
+        # bytes) and sent 2 after the agent's dedupe (50,303). Each side is given, as the senpi analysis gives
+        # them (`copies_sent`/`bytes_sent`), and fits in its payload: no share passes 1
+        copies, sent_copies = (0, 0) if raw < 24871 else (1, 1) if raw < 50000 else (3, 2)
         turn.directives = {
-            "ultrawork-mode": {"copies": 1 if raw < 50000 else 3, "bytes": 24871 * (1 if raw < 50000 else 3)}
-        }
+            "ultrawork-mode": {"copies": copies, "bytes": 24871 * copies, "copies_sent": sent_copies,
+                               "bytes_sent": 24871 * sent_copies}
+        } if copies else {}  # fmt: skip
         turn.recomputed = Decision(turn.kind or "delta", "prefix_matched", 1)
         turn.fingerprints = {"senpi_sha256": "a" * 64, "senpi_sha256_verbatim": "b" * 64, "stable_xxh3": "c" * 16}
         turn.commit = CommitInfo("clean", "transcript")

@@ -96,16 +96,18 @@ def test_thresholds_that_cannot_be_measured_fail(agent: Path, capsys: pytest.Cap
 
 def test_avoidable_directive_share_and_payload_on_analysed_data(agent: Path) -> None:
     report = _report(agent, enriched=True)
-    results = evaluate(report, Thresholds(max_avoidable=0, max_directive_share=0.99, max_payload_bytes=60_000))
+    results = evaluate(report, Thresholds(max_avoidable=0, max_directive_share=0.98, max_payload_bytes=60_000))
     assert [(r.name, r.measured, r.ok) for r in results] == [
         ("avoidable", 1, False),
-        ("directive-share", 0.9925, False),  # 3 x 24,871 of 75,174 raw bytes
+        ("directive-share", 0.9888, False),  # 2 x 24,871 of the 50,303 bytes sent (3 x of 75,174 serialized)
         ("payload-bytes", 50303, True),
     ]
     assert results[0].line() == "FAIL avoidable 1 > max 0 (of 2 re-sends in transcripts)"
     assert results[1].line() == (
-        f"FAIL directive-share 0.9925 > max 0.9900 (largest payload before dedupe: session {SESSION_ID} turn 4, 75174 bytes)"
+        f"FAIL directive-share 0.9888 > max 0.9800 (largest payload, session {SESSION_ID} turn 4, flatten: 49742 of "
+        "50303 bytes sent; 74613 of 75174 bytes serialized (0.9925))"
     )
+    assert report["directives"]["largest_payload"]["share_sent"] == results[1].measured  # the report's own figure
 
 
 def test_without_thresholds_every_measure_is_printed_and_passes(
@@ -139,7 +141,9 @@ def _report(agent: Path, *, enriched: bool) -> dict:
         engine.close()
 
 
-def test_directive_share_without_a_flatten_uses_the_largest_call() -> None:
+def test_directive_share_of_an_older_report_without_a_largest_payload_uses_the_largest_call() -> None:
+    """A saved report from before `largest_payload` was any call's and before the sent-side counts: the gate still
+    measures, on the one side that report has, and says so."""
     turn = {
         "session": "S",
         "index": 2,
@@ -157,7 +161,7 @@ def test_directive_share_without_a_flatten_uses_the_largest_call() -> None:
     }
     (result,) = evaluate(report, Thresholds(max_directive_share=0.2))
     assert result.measured == 0.25 and not result.ok
-    assert (
-        result.line()
-        == "FAIL directive-share 0.2500 > max 0.2000 (largest payload before dedupe (no flatten): session S turn 2, 1000 bytes)"
+    assert result.line() == (
+        "FAIL directive-share 0.2500 > max 0.2000 (largest payload, session S turn 2: 250 of 1000 bytes serialized "
+        "(0.2500); the report predates sent-side counts)"
     )

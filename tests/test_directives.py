@@ -177,7 +177,9 @@ def test_ledger_counts_injections_variants_and_first_last_seen(tmp_path: Path) -
     assert uw.bytes_per_copy == utf8_len(A)
     assert uw.first is not None and uw.first.turn == 0 and uw.last is not None and uw.last.turn == 2
     assert ledger.injections == {"ultrawork-mode": 3}
-    assert session.turns[2].directives == {"ultrawork-mode": {"copies": 1, "bytes": len(B)}}
+    assert session.turns[2].directives == {
+        "ultrawork-mode": {"copies": 1, "bytes": len(B), "copies_sent": 1, "bytes_sent": len(B)}
+    }  # a delta: sent as serialized
     row = ledger.summary()[0]
     assert row["tag"] == "ultrawork-mode" and row["variants"] == 2 and len(row["variant_list"]) == 2
 
@@ -196,7 +198,9 @@ def test_unknown_tags_count_once_their_identical_block_recurs(tmp_path: Path) ->
     assert session.turns[0].directives == {}  # at the first call the block had not recurred yet
     assert ledger.recognized() == {"plan-context"}
     assert ledger.injections == {"plan-context": 2}
-    assert session.turns[1].directives == {"plan-context": {"copies": 2, "bytes": 2 * len(plan)}}
+    assert session.turns[1].directives == {
+        "plan-context": {"copies": 2, "bytes": 2 * len(plan), "copies_sent": 2, "bytes_sent": 2 * len(plan)}
+    }  # senpi collapses ultrawork only
 
 
 def test_ledger_on_nested_unterminated_and_variant_blocks(tmp_path: Path) -> None:
@@ -214,9 +218,10 @@ def test_ledger_on_nested_unterminated_and_variant_blocks(tmp_path: Path) -> Non
     assert (reminder.injections, reminder.variant_count, reminder.unterminated) == (2, 2, 1)
     assert ledger.tags["omo-senpi-task"].injections == 1
     last = session.turns[1]
+    reminders = len(R) + len("<system-reminder>\nremember, v2\n</system-reminder>")
     assert last.directives == {
-        "omo-senpi-task": {"copies": 1, "bytes": len(task)},
-        "system-reminder": {"copies": 2, "bytes": len(R) + len("<system-reminder>\nremember, v2\n</system-reminder>")},
+        "omo-senpi-task": {"copies": 1, "bytes": len(task), "copies_sent": 1, "bytes_sent": len(task)},
+        "system-reminder": {"copies": 2, "bytes": reminders, "copies_sent": 2, "bytes_sent": reminders},
     }
     rows = composition(last)
     assert rows[0]["tag"] in ("omo-senpi-task", "system-reminder")

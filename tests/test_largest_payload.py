@@ -36,8 +36,10 @@ def test_the_demo_names_both_calls(report: dict) -> None:
 
 def test_check_labels_each_number(report: dict) -> None:
     lines = {r.name: r.line() for r in evaluate(report, Thresholds())}
-    assert "(largest payload before dedupe: session " in lines["directive-share"]
-    assert "turn 20, 151514 bytes)" in lines["directive-share"]
+    assert lines["directive-share"].startswith("INFO directive-share 0.2467 (largest payload, session ")
+    assert lines["directive-share"].endswith(
+        "turn 20, flatten: 25153 of 101940 bytes sent; 74895 of 151514 bytes serialized (0.4943))"
+    )
     assert lines["payload-bytes"].startswith("INFO payload-bytes 134071 (largest payload sent, after dedupe: ")
     assert lines["payload-bytes"].endswith("turn 19, fork)")
 
@@ -47,7 +49,7 @@ def test_markdown_summary_names_both(report: dict) -> None:
     rows = [line for line in md.splitlines() if line.startswith("| largest payload")]
     assert rows[0].startswith("| largest payload sent (after dedupe) | 134,071 bytes (") and "turn 19" in rows[0]
     assert rows[1].startswith("| largest payload before dedupe | 151,514 bytes (") and "101,940 sent" in rows[1]
-    assert re.search(r"Largest payload before dedupe .*151,514 bytes \(101,940 sent", md)
+    assert re.search(r"Largest payload .*151,514 bytes serialized \(49\.4 % directives\), 101,940 bytes sent", md)
 
 
 def test_one_call_is_one_row() -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.agents.senpi.payload.analyzer import PayloadAnalyzer
 from core.agents.senpi.payload.dedupe import KEEP_IDENTICAL_PREVIOUS, KEEP_LAST, PLACEHOLDER_SUPERSEDED, senpi_dedupe
 from core.agents.senpi.payload.rebuild import context_before, rebuild_turn, simulate_turn
@@ -32,7 +34,7 @@ from core.agents.senpi.payload.serialize import (
 from core.agents.shared.pi_family.context import is_transmitted
 from core.demo.sim.generator import generate
 from core.kernel.dedupe import payload_bytes, utf8_len
-from core.kernel.directives import DirectiveLedger
+from core.kernel.directives import ULTRAWORK, DirectiveLedger, scan_text
 from core.report import sections
 from core.sources.reread import FileReread
 from tests.payload_support import Transcript, ingest, only_session, text
@@ -134,6 +136,25 @@ def assert_matches_reference(conv: Conversation, session: Any) -> None:
         assert (rebuilt.bytes, rebuilt.bytes_raw) == (sent, raw), turn.index
         assert turn.payload_history_bytes is not None and turn.payload_new_bytes is not None
         assert turn.payload_history_bytes + turn.payload_new_bytes == raw
+        # the ultrawork copies on each side are the spans of the transmitted messages' blocks, serialized and sent
+        ulw = (turn.directives or {}).get(ULTRAWORK)
+        serialized = ultrawork_in(rebuilt.blocks_raw, rebuilt.scope())
+        sent_copies = ultrawork_in(rebuilt.blocks, rebuilt.scope())
+        if ulw is None:
+            assert serialized == (0, 0), turn.index
+        else:
+            assert ((ulw["copies"], ulw["bytes"]), (ulw["copies_sent"], ulw["bytes_sent"])) == (
+                serialized, sent_copies), turn.index  # fmt: skip
+        for tag, values in (turn.directives or {}).items():
+            if tag != ULTRAWORK:  # senpi's dedupe collapses ultrawork only
+                assert (values["copies"], values["bytes"]) == (values["copies_sent"], values["bytes_sent"])
+
+
+def ultrawork_in(blocks: list[dict[str, Any]], scope: list[str | None]) -> tuple[int, int]:
+    """(copies, bytes) of the `<ultrawork-mode>` spans in the blocks of transmitted messages, by a fresh scan."""
+    spans = [tb for block, mode in zip(blocks, scope, strict=True) if mode is not None and block.get("type") == "text"
+             for tb in scan_text(block["text"], any_tag=mode == "any").ultrawork]  # fmt: skip
+    return len(spans), sum(tb.nbytes for tb in spans)
 
 
 # ---------------------------------------------------------------------------------------------- the done criterion
@@ -165,7 +186,10 @@ def test_ultrawork_prompts_n_copies_and_keep_first_leaves_one(tmp_path: Path) ->
     assert session.facts.payload_checked == len(prompts)
     for n, turn in enumerate(session.turns, start=1):
         assert turn.payload_bytes == logged[n - 1]
-        assert turn.directives == {"ultrawork-mode": {"copies": n, "bytes": n * ULTRAWORK_BYTES}}
+        # serialized: every copy; sent: keep-last leaves one, inside `payload_bytes` (issue 22)
+        assert turn.directives == {"ultrawork-mode": {"copies": n, "bytes": n * ULTRAWORK_BYTES, "copies_sent": 1,
+                                                      "bytes_sent": ULTRAWORK_BYTES}}  # fmt: skip
+        assert turn.payload_bytes >= ULTRAWORK_BYTES
         keep_first = turn.facts.payload.keep_first
         assert (keep_first["kept"], keep_first["markers"]) == (1, n - 1)
         assert turn.facts.payload.collapsed == n - 1
@@ -178,10 +202,19 @@ def test_ultrawork_prompts_n_copies_and_keep_first_leaves_one(tmp_path: Path) ->
     assert section is not None
     assert section["largest_payload"]["index"] == len(prompts) - 1
     n = len(prompts)
+    serialized = sum(turn.payload_bytes_raw for turn in session.turns)
+    chain = n * (n + 1) // 2  # copies serialized over the chain: 1 + 2 + ... + n
     assert section["tags"]["ultrawork-mode"] == {
         "injections": n, "variants": 1, "bytes_per_copy": ULTRAWORK_BYTES,
         "copies_in_largest_payload": n, "bytes_in_largest_payload": n * ULTRAWORK_BYTES,
+        "copies_sent_in_largest_payload": 1, "bytes_sent_in_largest_payload": ULTRAWORK_BYTES,
+        "all_payloads": {
+            "copies": chain, "bytes": chain * ULTRAWORK_BYTES, "copies_sent": n, "bytes_sent": n * ULTRAWORK_BYTES,
+            "share": round(chain * ULTRAWORK_BYTES / serialized, 4),
+            "share_sent": round(n * ULTRAWORK_BYTES / sum(logged), 4),
+        },
     }  # fmt: skip
+    assert section["payloads"] == {"calls": n, "payload_bytes_raw": serialized, "payload_bytes": sum(logged)}
     dedupe = section["dedupe"]
     assert dedupe["keep_last_ultrawork"]["bytes_after"] == logged[-1]
     assert dedupe["keep_last_ultrawork"]["collapsed"] == n - 1
@@ -208,9 +241,12 @@ def test_new_omo_directive_as_custom_message_then_reminders(tmp_path: Path) -> N
     session = conv.run()
     assert_matches_reference(conv, session)
     last = session.turns[-1].directives
-    assert last == {"omo-ultrawork-reminder": {"copies": 2, "bytes": 2 * len(reminder)},
-                    "ultrawork-mode": {"copies": 1, "bytes": 17_000}}  # fmt: skip
-    assert session.turns[1].directives == {"omo-ultrawork-reminder": {"copies": 1, "bytes": len(reminder)}}
+    assert last == {"omo-ultrawork-reminder": {"copies": 2, "bytes": 2 * len(reminder), "copies_sent": 2,
+                                               "bytes_sent": 2 * len(reminder)},
+                    "ultrawork-mode": {"copies": 1, "bytes": 17_000, "copies_sent": 1, "bytes_sent": 17_000}}  # fmt: skip
+    assert session.turns[1].directives == {
+        "omo-ultrawork-reminder": {"copies": 1, "bytes": len(reminder), "copies_sent": 1, "bytes_sent": len(reminder)}
+    }
 
 
 # ---------------------------------------------------------------------------------------------- agreement
@@ -287,6 +323,38 @@ def test_newer_build_rules_are_picked_by_the_logged_bytes(tmp_path: Path) -> Non
     assert rebuilt is not None
     assert rebuilt.blocks == [{"type": "text", "text": "Tool result (mcp__custom-tools__write, id=w6):\n"},
                               {"type": "text", "text": "ok"}]  # fmt: skip
+
+
+@pytest.mark.parametrize("newer", [False, True])
+def test_a_directive_quoted_by_the_assistant_is_not_counted_as_sent(tmp_path: Path, newer: bool) -> None:
+    """senpi's dedupe sees every ultrawork span of the prompt, the directive counts only the transmitted
+    messages': an assistant that quoted the whole block moves which span keep-last keeps (the quote, last) and
+    which keep-identical-previous collapses. The sent counts follow the spans actually left (`_ultrawork_sent`'s
+    walk; without a quote the prefix totals answer)."""
+    a = ultrawork_block(3000)
+    if newer:
+        conv = Conversation(tmp_path, provider="anthropic-subscription", date="2026-10-12", rules=RULES_NEW,
+                            dedupe=KEEP_IDENTICAL_PREVIOUS)  # fmt: skip
+    else:
+        conv = Conversation(tmp_path)
+    conv.user(f"{a}\none")
+    conv.call(text("ok"), kind="bootstrap")
+    conv.user(f"{a}\ntwo")
+    conv.call(text(f"You sent me this:\n{a}"), kind="flatten")  # the assistant quotes the directive
+    conv.user("three")
+    conv.call(text("ok"), kind="flatten")
+    conv.user(f"{a}\nfour")
+    conv.call(text("ok"), kind="flatten")
+    session = conv.run()
+    assert_matches_reference(conv, session)  # both sides against a fresh scan of the rebuilt blocks
+    third, last = (session.turns[i].directives[ULTRAWORK] for i in (2, 3))
+    assert (third["copies"], third["bytes"]) == (2, 2 * 3000)
+    # keep-last keeps the quote (the last span, not a transmitted message's): no user copy is sent;
+    # keep-identical-previous keeps the first and collapses the second and the quote (each equal to the one before)
+    assert (third["copies_sent"], third["bytes_sent"]) == ((1, 3000) if newer else (0, 0))
+    # then a new prompt's copy is the last span (keep-last: sent alone) or in the final message, which
+    # keep-identical-previous never touches (sent beside the first)
+    assert (last["copies"], last["copies_sent"]) == (3, 2 if newer else 1)
 
 
 def test_newer_builds_fold_the_environment_message_into_the_prompt(tmp_path: Path) -> None:

@@ -174,7 +174,10 @@ def test_rewritten_diff_directives_avoidable_and_streaks_are_rendered(tmp_path: 
     page = render(built(write_agent(tmp_path)), "html")
     assert "<code>.content[0].startedAt</code>" in page and "missing_in_capture" in page
     assert "<code>1785819137555</code>" in page
-    assert "<code>ultrawork-mode</code>" in page and "74,613" in page  # 3 copies in the largest payload
+    # 4 copies serialized over the payloads, 3 sent; 3 serialized in the largest payload, 2 sent
+    row = page[page.index("<td><code>ultrawork-mode</code></td>") :].split("</tr>")[0]
+    assert '<td class="n">4</td><td class="n">3</td><td class="n">99,484</td><td class="n">74,613</td>' in row
+    assert row.endswith('<td class="n">3</td><td class="n">2</td>')
     assert "Avoidable (caused by a volatile-only rewrite): <b>1</b>" in page
     assert '<code>assistant_rewritten</code></td><td class="n">4</td>' in page  # the 4-long fork streak
     assert "<h2>Replay disagreements</h2>" in page and "kind: logged delta, replay fork" in page

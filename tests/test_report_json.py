@@ -165,9 +165,22 @@ def test_analysis_fields_are_carried_when_produced(agent: Path) -> None:
     session = report["sessions"][0]
     assert session["rewritten"] == 1 and session["payload_bytes_total"] == 25096 + 300 + 420 + 2000 + 50303
     directives = report["directives"]
-    assert directives["largest_payload"] == {"session": SESSION_ID, "index": 4, "payload_bytes_raw": 75174}
+    assert directives["largest_payload"] == {
+        "session": SESSION_ID, "index": 4, "payload_bytes_raw": 75174, "payload_bytes": 50303, "kind": "flatten",
+        "directive_bytes": 3 * 24871, "directive_bytes_sent": 2 * 24871, "share": 0.9925, "share_sent": 0.9888,
+    }  # fmt: skip
     tag = directives["tags"]["ultrawork-mode"]
     assert tag["copies_in_largest_payload"] == 3 and tag["bytes_in_largest_payload"] == 3 * 24871
+    assert tag["copies_sent_in_largest_payload"] == 2 and tag["bytes_sent_in_largest_payload"] == 2 * 24871
+    measured = [t for t in report["turns"] if t["payload_bytes_raw"] is not None]  # the other session's call too
+    sent = sum(t["payload_bytes"] for t in measured)
+    raw = sum(t["payload_bytes_raw"] for t in measured)
+    assert sent == 25096 + 300 + 420 + 2000 + 50303 + measured[-1]["payload_bytes"] and raw == sent - 50303 + 75174
+    assert directives["payloads"] == {"calls": 6, "payload_bytes_raw": raw, "payload_bytes": sent}
+    assert tag["all_payloads"] == {
+        "copies": 4, "bytes": 4 * 24871, "copies_sent": 3, "bytes_sent": 3 * 24871,
+        "share": round(4 * 24871 / raw, 4), "share_sent": round(3 * 24871 / sent, 4),
+    }  # fmt: skip
     assert tag["bytes_per_copy"] in (24871, None) or tag["injections"] is not None  # from the ledger when it ran
     # the fork (2,000 bytes, not avoidable) and the flatten (50,303 bytes, 700 as a delta)
     cf = report["counterfactual"]

@@ -65,18 +65,23 @@ def test_markdown_has_the_bug_report_sections(tmp_path: Path) -> None:
 def test_per_turn_table_avoidable_and_rewritten_diff(tmp_path: Path) -> None:
     report = built(write_agent(tmp_path))
     md = render(report, "md")
-    assert "| time | kind | payload bytes | copies per tag | share of payload |" in md
+    assert "| time | kind | bytes sent | copies per tag | share of bytes sent |" in md
     assert f"### Session `{SESSION_ID}`" in md
-    # the flatten turn: 50,303 bytes sent, three ultrawork copies making 99.3 % of the raw 75,174 bytes
-    assert "| `flatten` | 50,303 | `ultrawork-mode` ×3 | 99.3 % |" in md
-    assert "| `delta` (rewritten) | 420 | `ultrawork-mode` ×1 |" in md
+    # the flatten turn: 50,303 bytes sent, two ultrawork copies left of three serialized, 98.9 % of the bytes sent
+    # (every figure of the row on the sent side: three copies over 50,303 bytes read 148.3 %)
+    assert "| `flatten` | 50,303 | `ultrawork-mode` ×2 (3 serialized) | 98.9 % |" in md
+    assert "| `delta` (rewritten) | 420 | none | 0.0 % |" in md
     assert "- Avoidable (caused by a volatile-only rewrite): **1**" in md
     assert "Payload bytes as sent: 52,303; with a stable fingerprint: 2,700" in md
     assert f"| `{SESSION_ID}` | 4 |" in md  # the avoidable turn's row
     assert f"### `{SESSION_ID}` turn 2" in md
     assert "- Outcome: rewritten (volatile-only); evidence: transcript" in md
     assert ".content[0].startedAt  missing_in_capture  volatile  capture=null  commit=1785819137555" in md
-    assert "Largest payload before dedupe (the one dedupe is simulated on): 75,174 bytes" in md
+    assert (
+        "Largest payload (the most bytes serialized; dedupe is simulated on it): 75,174 bytes serialized (99.3 % "
+        "directives), 50,303 bytes sent, 98.9 % of them directives;" in md
+    )
+    assert "| 24,871 | 4 → 3 | 99,484 → 74,613 | 96.6 % → 95.5 % | 3 → 2 |" in md  # over every payload
     agree, judged = agreement(report) or (0, 0)
     assert agree < judged and f"| replay agrees with the logged decision | {agree} of {judged} turns |" in md
     assert "| `delta/prefix_matched/1` | `fork/assistant_rewritten/1` | kind: logged delta, replay fork |" in md

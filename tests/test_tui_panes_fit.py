@@ -24,7 +24,7 @@ from core.model import ContinuityLine, Where
 from tui.app import ContinuityApp
 from tui.scope import TAIL, SessionRates
 from tui.view import row_count, row_kind, row_reason
-from tui.widgets.directives import DirectivePane, layout
+from tui.widgets.directives import COLUMNS, ONE_SIDE, DirectivePane, layout
 from tui.widgets.rates import Item, RatesPane, arrange
 
 SIZES = [(160, 45), (120, 36), (80, 24)]
@@ -150,11 +150,19 @@ def test_session_rates_equal_a_fresh_count_under_appends() -> None:
 
 # ---------------------------------------------------------------------------------------------- directives
 def test_directive_columns_never_overflow() -> None:
-    for width in range(10, 200):
-        shape = layout(width)
-        used = shape.tag_w + sum(c.width for c in shape.columns) + (shape.bar_w + 2 if shape.bar_w else 0)
-        assert used <= width, width
-        assert [c.key for c in shape.columns][:3] == ["copies", "bytes", "share"][: len(shape.columns)]
+    for both in (True, False):
+        pool = sorted(COLUMNS if both else ONE_SIDE, key=lambda c: c.priority)
+        for width in range(10, 200):
+            shape = layout(width, both=both)
+            used = shape.tag_w + sum(c.width for c in shape.columns) + (shape.bar_w + 2 if shape.bar_w else 0)
+            assert used <= width, width
+            # the most telling first (bytes sent, their share, then the bytes serialized), shown side by side
+            assert {c.key for c in shape.columns} == {c.key for c in pool[: len(shape.columns)]}
+            if width >= 36:
+                assert {"bytes_sent", "share_sent", "bytes" if both else "copies_sent"} <= {
+                    c.key for c in shape.columns
+                }
+            assert shape.grouped == (both and width >= 35)
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -12,15 +12,19 @@ from tui.widgets.directives import Combiner, combine
 def _summary(rng: random.Random, key: str) -> SessionSummary:
     tags = {}
     for tag in rng.sample(["<a>", "<b>", "<c>", "<d>"], rng.randint(0, 3)):
+        copies, nbytes = rng.randint(0, 9), rng.randint(0, 999)
         tags[tag] = TagTotals(
-            copies=rng.randint(0, 9),
-            bytes=rng.randint(0, 999),
+            copies=copies,
+            bytes=nbytes,
             turns=rng.randint(0, 5),
             injections=rng.choice([None, rng.randint(0, 4)]),
             saved_bytes=rng.choice([None, rng.randint(0, 300)]),
+            copies_sent=rng.randint(0, copies),
+            bytes_sent=rng.randint(0, nbytes),
         )
-    return SessionSummary(key, key, None, payload_total=rng.randint(0, 5000), tags=tags,
-                          dedupe_saved=rng.choice([None, rng.randint(0, 100)]))  # fmt: skip
+    raw = rng.randint(0, 5000)
+    return SessionSummary(key, key, None, payload_total=rng.randint(0, 5000), tags=tags, measured_raw=raw,
+                          measured_sent=rng.randint(0, raw))  # fmt: skip
 
 
 def test_running_totals_equal_a_fresh_combine() -> None:

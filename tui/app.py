@@ -420,10 +420,10 @@ class ContinuityApp(App[None]):
         return [s for s in self.snapshot.sessions if key is None or s.key == key]
 
     def _update_directives(self) -> None:
-        dedupe = self.snapshot.dedupe
-        if dedupe is not None and self.row_filter.session_id not in (None, dedupe.session_id):
-            dedupe = None  # the simulation ran on another session's payload
-        self.main.query_one(DirectivePane).show(self._selected_sessions(), dedupe)
+        largest = self.snapshot.largest
+        if largest is not None and self.row_filter.session_id not in (None, largest.session_id):
+            largest = None  # the largest payload (and the simulation) is another session's
+        self.main.query_one(DirectivePane).show(self._selected_sessions(), largest)
 
     def _update_status(self) -> None:
         table = self.main.query_one(TurnTable)

@@ -64,6 +64,7 @@ TERMS_HELP: tuple[tuple[str, str], ...] = (
     ("avoidable", "a re-send a fingerprint ignoring volatile fields would have kept as a delta (flag A)"),
     ("pending", "a line the live tail holds back (being written, or a file not recognised yet); a report counts "
                 "it as a problem"),
-    ("sent / before dedupe", "payload bytes the provider received, and the same prompt before the agent's own "
-                             "directive dedupe"),
+    ("sent / serialized", "payload bytes the provider received, after the agent's own directive dedupe, and "
+                          "the same prompt as serialized before it (\"before dedupe\"); a directive share divides "
+                          "figures of one side"),
 )  # fmt: skip

@@ -49,8 +49,9 @@ PANES: tuple[Pane, ...] = (
         "directives",
         DirectivePane,
         "Directives",
-        "per tag: copies in payloads sent, bytes, share of payload, bytes per copy, injections, bytes of repeated "
-        "copies; bottom: keep-first dedupe simulated on the largest flatten; zoomed: the same per session",
+        "per tag, serialized (before the agent's own dedupe) and sent (after it): copies, bytes, share of that "
+        "side's payload bytes; injections, bytes per copy, what keep-first would still drop; bottom: the largest "
+        "payload on both sides and its directive share (what check gates); zoomed: the same per session",
         True,
         "top",
     ),

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.agents import adapter_named, agent_of
 from core.kernel.calls import resend_share
-from core.kernel.directives import DirectiveLedger
+from core.kernel.directives import DirectiveLedger, sent_counts
 from core.kernel.logcols import ContinuityRows
 from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
 from core.logblock import NO_SESSION, NO_TIME
@@ -132,15 +132,19 @@ def prompt_tokens(turn: Turn) -> int | None:
 
 
 def directive_copies(turn: Turn) -> int | None:
+    """Directive blocks in the payload as sent (after the agent's own dedupe), the side of `payload_bytes`."""
     if not turn.directives:
         return None
-    return sum(int(v.get("copies", 0)) for v in turn.directives.values())
+    return sum(sent_counts(v)[0] for v in turn.directives.values())
 
 
-def directive_bytes(turn: Turn) -> int | None:
+def directive_bytes(turn: Turn, *, serialized: bool = False) -> int | None:
+    """Bytes of the directive blocks in the payload as sent, or (`serialized`) as the agent serialized it."""
     if not turn.directives:
         return None
-    return sum(int(v.get("bytes", 0)) for v in turn.directives.values())
+    if serialized:
+        return sum(int(v.get("bytes", 0)) for v in turn.directives.values())
+    return sum(sent_counts(v)[1] for v in turn.directives.values())
 
 
 def is_rewritten(row: Row) -> bool:
@@ -204,13 +208,19 @@ def locate_problems(state: State, problems: tuple[Problem, ...]) -> tuple[tuple[
 # ---------------------------------------------------------------------------------------------- summaries
 @dataclass(slots=True)
 class TagTotals:
-    """One directive tag summed over a set of turns."""
+    """One directive tag summed over a set of turns, on both sides of the agent's own dedupe: `copies` and
+    `bytes` as serialized (before it, the side of `payload_bytes_raw`), `copies_sent` and `bytes_sent` as sent
+    (after it). senpi's keep-last dedupe of a flatten chain with one ulw copy per prompt serializes 2,485
+    copies (62 MB) over 70 calls and sends 70 (1.7 MB)."""
 
     copies: int = 0
     bytes: int = 0
     turns: int = 0
     injections: int | None = None
+    #: sent side: copies after the first inside one payload sent, what keep-first would still drop
     saved_bytes: int | None = None
+    copies_sent: int = 0
+    bytes_sent: int = 0
 
 
 @dataclass(slots=True)
@@ -236,8 +246,12 @@ class SessionSummary:
     #: counts those lines, `log_lines` how many
     log_only: bool = False
     log_lines: int = 0
-    dedupe_saved: int | None = None
-    largest_flatten: tuple[int, int] | None = None  # (raw payload bytes, turn index) of its biggest flatten
+    #: payload bytes of the calls whose payload was reconstructed (`payload_bytes_raw` set), as serialized and as
+    #: sent: what a directive share divides by, each on its side (the report's `directives.payloads`)
+    measured_raw: int = 0
+    measured_sent: int = 0
+    #: (bytes as serialized, turn index) of its call with the most bytes as serialized, of any kind
+    largest_payload: tuple[int, int] | None = None
 
     @property
     def resend_share(self) -> float | None:
@@ -247,14 +261,25 @@ class SessionSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class DedupeInfo:
-    """Dedupe policies simulated on the largest flatten payload (where directive copies pile up)."""
+class LargestPayload:
+    """The call with the most bytes as serialized, of any kind (the report's `directives.largest_payload`):
+    its size and directive bytes on both sides of the agent's own dedupe, and the dedupes simulated on it."""
 
     session_id: str
     index: int
-    bytes_before: int
-    keep_first: int  # this tool's proposal: keep the first identical copy of every tag
+    bytes_raw: int  # as serialized
+    bytes_sent: int  # after the agent's own dedupe
+    directives_raw: int
+    directives_sent: int
+    keep_first: int | None  # this tool's proposal on the serialized payload; None when the agent has no rebuild
     senpi: int | None  # what senpi's own ultrawork rule leaves
+    #: its agent's transcripts rebuild the whole prompt (senpi); else the bytes are the messages' only (pi, Claude
+    #: Code, mux, Codex hold no system prompt or tools), and the pane names no payload size for them
+    exact: bool = True
+
+    @property
+    def deduped(self) -> bool:
+        return (self.bytes_raw, self.directives_raw) != (self.bytes_sent, self.directives_sent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +338,7 @@ class Snapshot:
     rows_generation: int  # bumps when rows were rebuilt or reordered (not on plain appends)
     logs_only: bool
     problems: tuple[Problem, ...]  # newest first
-    dedupe: DedupeInfo | None = None
+    largest: LargestPayload | None = None
     pending: tuple[Problem, ...] = ()  # what `Status.pending` counts (the first `MAX_PENDING_SHOWN`)
     problem_rows: tuple[tuple[str, int] | None, ...] = ()  # per problem, the row it sits after (`locate_problems`)
 
@@ -551,22 +576,25 @@ def _count(out: SessionSummary, turn: Turn) -> None:
     if ms is not None:
         out.first_ms = ms if out.first_ms is None else min(out.first_ms, ms)
         out.last_ms = ms if out.last_ms is None else max(out.last_ms, ms)
+    raw = turn.payload_bytes_raw
+    if raw is not None:  # reconstructed, hence scanned: as the report's `directives.payloads` counts
+        out.measured_raw += raw
+        out.measured_sent += turn.payload_bytes if turn.payload_bytes is not None else raw
     if turn.directives:
         for tag, values in turn.directives.items():
             totals = out.tags.get(tag)
             if totals is None:
                 totals = out.tags[tag] = TagTotals()
-            copies = int(values.get("copies", 0))
-            nbytes = int(values.get("bytes", 0))
-            totals.copies += copies
-            totals.bytes += nbytes
+            copies_sent, bytes_sent = sent_counts(values)
+            totals.copies += int(values.get("copies", 0))
+            totals.bytes += int(values.get("bytes", 0))
+            totals.copies_sent += copies_sent
+            totals.bytes_sent += bytes_sent
             totals.turns += 1
-            if copies > 1:  # every copy after the first in one payload: what keep-first removes
-                totals.saved_bytes = (totals.saved_bytes or 0) + nbytes * (copies - 1) // copies
-    raw = turn.payload_bytes_raw
-    flatten = raw is not None and turn.serializer == "flatten"
-    if flatten and (out.largest_flatten is None or raw > out.largest_flatten[0]):
-        out.largest_flatten = (raw, turn.index)
+            if copies_sent > 1:  # every copy after the first in one payload sent: what keep-first would drop
+                totals.saved_bytes = (totals.saved_bytes or 0) + bytes_sent * (copies_sent - 1) // copies_sent
+    if raw is not None and (out.largest_payload is None or raw > out.largest_payload[0]):
+        out.largest_payload = (raw, turn.index)
 
 
 def _ledger(session: SessionState, out: SessionSummary) -> None:
@@ -656,12 +684,13 @@ class SnapshotBuilder:
         self.rows = RowIndex()
         self._summaries: dict[str, _Cached] = {}
         self._rate_samples: list[tuple[float, int]] = []
-        self._dedupe: DedupeInfo | None = None
-        self._dedupe_key: tuple[str, int, int] | None = None
+        self._dedupe: LargestPayload | None = None
+        self._dedupe_key: tuple[str, int, int] | None = None  # the largest payload last simulated
+        self._figures_key: tuple[str, int, int] | None = None  # the largest payload `_dedupe` describes
         self._dedupe_at = float("-inf")
         self._last: Snapshot | None = None
         self._last_mark: tuple[object, ...] | None = None
-        self._dedupe_waiting = True  # the largest flatten is not simulated yet (gated by backfill or 3 s)
+        self._dedupe_waiting = True  # the largest payload is not simulated yet (gated by backfill or 3 s)
         self._recount_behind = False  # unchanged sessions left over the last snapshot's recount budget
         self._held_at = float("-inf")
         self._located_mark: tuple[int, int, int] | None = None
@@ -688,14 +717,14 @@ class SnapshotBuilder:
             rates = self._rates(state, wall_ms)
             lines_per_s = self._lines_per_s(now, engine.total_lines)
             pending = last.status.pending_bytes
-            dedupe = self._simulate(state, last.sessions, now, pending) if self._dedupe_waiting else last.dedupe
+            dedupe = self._simulate(state, last.sessions, now, pending) if self._dedupe_waiting else last.largest
             same_rates = replace(rates, window_end_ms=last.rates.window_end_ms) == last.rates  # (not shown)
             # a partial line appended moves no mark (it is not a line yet): the held-back count is asked here
             held = self._held() if now - self._held_at >= 1.0 else (last.status.pending, last.pending)
             if (
                 same_rates
                 and lines_per_s == last.status.lines_per_s
-                and dedupe is last.dedupe
+                and dedupe is last.largest
                 and held[0] == last.status.pending
             ):
                 return last  # the very same snapshot: the caller has nothing to repaint
@@ -704,7 +733,7 @@ class SnapshotBuilder:
                 wall_ms=wall_ms,
                 rates=rates,
                 status=replace(last.status, lines_per_s=lines_per_s, pending=held[0]),
-                dedupe=dedupe,
+                largest=dedupe,
                 pending=held[1],
             )
             self._last = snapshot
@@ -761,7 +790,7 @@ class SnapshotBuilder:
             logs_only=self.rows.logs_only,
             problems=problems,
             problem_rows=self._locate(state, problems),
-            dedupe=self._simulate(state, sessions, now, status.pending_bytes),
+            largest=self._simulate(state, sessions, now, status.pending_bytes),
             pending=held_list,
         )
 
@@ -826,11 +855,13 @@ class SnapshotBuilder:
 
     def _simulate(
         self, state: State, sessions: tuple[SessionSummary, ...], now: float, pending: int
-    ) -> DedupeInfo | None:
-        """Dedupe on the largest flatten, re-simulated only when that payload changes, at most every 3 s and
-        not during a backfill: it rebuilds the prompt from disk (`SessionState.dedupe`)."""
+    ) -> LargestPayload | None:
+        """The largest payload's figures, current as soon as it changes (a few fields of one turn), and the
+        dedupes on it, re-simulated only when it changed, at most every 3 s and not during a backfill: that
+        rebuilds the prompt from disk (`SessionState.dedupe`). Until then the simulation is unknown, not the
+        previous payload's."""
         best = max(
-            ((s.largest_flatten, s.key) for s in sessions if s.largest_flatten is not None),
+            ((s.largest_payload, s.key) for s in sessions if s.largest_payload is not None),
             default=None,
             key=lambda item: item[0][0] if item[0] else 0,
         )
@@ -839,23 +870,39 @@ class SnapshotBuilder:
             return self._dedupe
         (raw, index), key = best
         mark = (key, index, raw)
-        self._dedupe_waiting = mark != self._dedupe_key
-        if mark == self._dedupe_key or pending > 0 or now - self._dedupe_at < 3.0:
-            return self._dedupe
-        self._dedupe_key, self._dedupe_at = mark, now
-        self._dedupe_waiting = False
         session = state.sessions.get(key)
-        sims = session.dedupe(index) if session is not None else None
-        if not sims:
+        turn = session.turns[index] if session is not None and 0 <= index < len(session.turns) else None
+        if session is None or turn is None or turn.payload_bytes_raw is None:
             return self._dedupe
-        first = sims.get("keep_first_identical_all_tags")
-        senpi = sims.get("keep_identical_previous_ultrawork") or sims.get("keep_last_ultrawork")
-        if first is None:
-            return self._dedupe
-        self._dedupe = DedupeInfo(
-            session.session_id, index, first.bytes_before, first.bytes_after, senpi.bytes_after if senpi else None
-        )
-        return self._dedupe
+        current = self._dedupe
+        if current is None or mark != self._figures_key:
+            values = list((turn.directives or {}).values())
+            current = LargestPayload(
+                session.session_id,
+                index,
+                turn.payload_bytes_raw,
+                turn.payload_bytes if turn.payload_bytes is not None else turn.payload_bytes_raw,
+                sum(int(v.get("bytes", 0)) for v in values),
+                sum(sent_counts(v)[1] for v in values),
+                None,
+                None,
+                session.agent.payload_exact,
+            )
+            self._figures_key = mark
+        self._dedupe_waiting = mark != self._dedupe_key
+        if mark != self._dedupe_key and pending == 0 and now - self._dedupe_at >= 3.0:
+            self._dedupe_key, self._dedupe_at = mark, now
+            self._dedupe_waiting = False
+            sims = session.dedupe(index) or {}  # None for an agent without a payload rebuild
+            first = sims.get("keep_first_identical_all_tags")
+            senpi = sims.get("keep_identical_previous_ultrawork") or sims.get("keep_last_ultrawork")
+            current = replace(
+                current,
+                keep_first=first.bytes_after if first is not None else None,
+                senpi=senpi.bytes_after if senpi is not None else None,
+            )
+        self._dedupe = current
+        return current
 
     def _locate(self, state: State, problems: tuple[Problem, ...]) -> tuple[tuple[str, int] | None, ...]:
         """`locate_problems`, again only when the problems changed (a new one, or one fewer kept)."""

@@ -24,7 +24,7 @@ directive candidate), so each byte is hashed a bounded number of times.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -355,8 +355,20 @@ def _seen(seen: Seen | None) -> dict[str, Any] | None:
     return {"ts": seen.ts, "entry_id": seen.entry_id, "turn": seen.turn}
 
 
+def sent_counts(values: Mapping[str, int]) -> tuple[int, int]:
+    """(copies, bytes) of one tag's blocks in a call's payload as sent, from a `Turn.directives` entry.
+
+    An entry counts the payload as serialized (`copies`, `bytes`: before the agent's own dedupe, the side of
+    `payload_bytes_raw`); an agent that dedupes adds what survived it (`copies_sent`, `bytes_sent`: the side of
+    `payload_bytes`). An entry without them was sent as serialized (pi, Claude Code and mux dedupe nothing)."""
+    copies = int(values.get("copies", 0))
+    nbytes = int(values.get("bytes", 0))
+    return int(values.get("copies_sent", copies)), int(values.get("bytes_sent", nbytes))
+
+
 def composition(turn: Turn) -> list[dict[str, Any]]:
-    """A turn's directive copies per tag with their share of the payload (bytes before senpi's dedupe)."""
+    """A turn's directive copies per tag with their share of the payload, all as serialized (before the
+    agent's own dedupe: copies and bytes over `payload_bytes_raw`)."""
     if not turn.directives:
         return []
     raw = turn.payload_bytes_raw

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from core import __version__
 from core.agents import SESSION_EXTRAS, TURN_EXTRAS
+from core.kernel.directives import sent_counts
 from core.kernel.stats import LogStats
 from core.model import KINDS, CommitInfo, Decision, Problem, Turn
 from core.report import sections
@@ -342,12 +343,7 @@ def _turn(turn: Turn, state: State, *, include_text: bool) -> dict[str, Any]:
         "recomputed": _decision(recomputed),
         "payload_bytes": turn.payload_bytes,
         "payload_bytes_raw": turn.payload_bytes_raw,
-        "directives": None
-        if turn.directives is None
-        else {
-            text(tag): {"copies": int(d.get("copies", 0)), "bytes": int(d.get("bytes", 0))}
-            for tag, d in turn.directives.items()
-        },
+        "directives": None if turn.directives is None else _directives(turn.directives),
         "tokens": _tokens(turn.tokens),
         "commit": _commit(turn.commit, include_text=include_text),
         "fingerprints": _fingerprints(turn.fingerprints),
@@ -379,6 +375,17 @@ def _decision(decision: Decision | None) -> dict[str, Any] | None:
     if decision is None:
         return None
     return {"kind": text(decision.kind), "reason": text(decision.reason), "count": decision.count}
+
+
+def _directives(directives: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Per tag: `copies`/`bytes` in the payload as serialized (before the agent's own dedupe: the side of
+    `payload_bytes_raw`), `copies_sent`/`bytes_sent` in the payload as sent (the side of `payload_bytes`)."""
+    out: dict[str, dict[str, int]] = {}
+    for tag, d in directives.items():
+        copies_sent, bytes_sent = sent_counts(d)
+        out[text(tag)] = {"copies": int(d.get("copies", 0)), "bytes": int(d.get("bytes", 0)),
+                          "copies_sent": copies_sent, "bytes_sent": bytes_sent}  # fmt: skip
+    return out
 
 
 def _tokens(tokens: dict[str, int] | None) -> dict[str, int | None] | None:

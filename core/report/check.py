@@ -10,8 +10,14 @@
   passed pi (47 re-sends in 910 calls) and Claude Code with `resend-share 0.0000`. With `--session`, over that
   session's calls, and its log lines when only the log names it (newer senpi builds write `sessionId`).
 * avoidable: re-sends caused by a volatile-only rewrite (`counterfactual.resends_avoidable`).
-* directive-share: the part of the largest raw payload made of tagged directive copies (the number behind
-  "the 875 KB prompt was 73 % duplicates"); the largest payload is where duplicates hurt.
+* directive-share: the part of the largest payload (`directives.largest_payload`: the most bytes as serialized,
+  where copies pile up) made of tagged directive copies, as sent: directive bytes left after the agent's own
+  dedupe over the bytes the call sent, both of the sent side (≤ 1). Its line also gives the serialized side
+  (copies before the dedupe over `payload_bytes_raw`): senpi's keep-last dedupe of a 70-prompt ulw chain
+  serializes 1,741,252 directive bytes of 1,778,100 (0.9793) and sends 25,153 of 67,797 (0.3710). What was
+  sent is what the model read and was billed; gating the serialized side failed builds for copies they never
+  sent. For a build without dedupe the two are one figure (the number behind "the 875 KB prompt was 73 %
+  duplicates").
 * payload-bytes: the largest payload one call sent, after the agent's own dedupe (reconstructed, else the size
   the agent logged); its line also gives that call's size before dedupe, the one directive-share is taken of.
   Only where the bytes are exact (senpi): other agents' transcripts hold no system prompt or tools.
@@ -29,12 +35,13 @@ from typing import Any
 
 from core.kernel.calls import resends
 from core.model import ABORTED, CALL_RESEND_KINDS, RESEND_KINDS
-from core.report.common import directive_share as common_directive_share
 from core.report.common import (
     inexact_agents,
+    largest_composition,
     largest_payloads,
     largest_prompt,
     payload_exact,
+    turn_composition,
     turn_kind,
     turn_payload,
 )
@@ -200,28 +207,43 @@ def directive_share(report: dict[str, Any]) -> Measure:
     missing = _no_session(report)
     if missing:
         return Measure(None, missing)
-    directives = report.get("directives") or {}
-    largest = directives.get("largest_payload")
-    if largest and largest.get("payload_bytes_raw"):
-        size = largest["payload_bytes_raw"]
-        tags = directives.get("tags") or {}
-        copies = sum(t.get("bytes_in_largest_payload") or 0 for t in tags.values())
-        raw = largest_payloads(report)[1]
-        noun = raw.noun if raw is not None else "payload"
-        where = (
-            f"largest {noun} before dedupe: session {largest.get('session')} turn {largest.get('index')}, {size} bytes"
-        )
-        return Measure(round(min(copies / size, 1.0), 4), where)
-    # no flatten call: the largest payload of any call (a delta carries only its own new messages)
-    sized = [
-        t for t in report.get("turns") or [] if isinstance(t.get("payload_bytes_raw"), int) and t["payload_bytes_raw"]
-    ]
-    if not sized:
+    largest = (report.get("directives") or {}).get("largest_payload") or {}
+    comp = largest_composition(report)
+    raw = largest_payloads(report)[1]
+    noun = raw.noun if raw is not None else "payload"
+    if raw is None and _messages_only(report, largest):
+        noun = "call's messages"  # its transcripts hold no system prompt or tools: not a payload size (calls' rule)
+    kind = largest.get("kind") or (raw.kind if raw is not None else None)
+    if comp is None:  # a saved report without `largest_payload` (older builds chose it among flatten calls)
+        sized = [t for t in report.get("turns") or [] if isinstance(t.get("payload_bytes_raw"), int)]
+        turn = max(sized, key=lambda t: t["payload_bytes_raw"], default=None)
+        comp = turn_composition(turn) if turn is not None else None
+        largest, kind = turn or {}, turn_kind(turn) if turn is not None else None
+    if comp is None or not comp.payload_raw:
         return Measure(None, "no reconstructed payload")
-    turn = max(sized, key=lambda t: t["payload_bytes_raw"])
-    share = common_directive_share(turn) or 0.0
-    where = f"largest payload before dedupe (no flatten): session {turn.get('session')} turn {turn.get('index')}"
-    return Measure(round(share, 4), f"{where}, {turn['payload_bytes_raw']} bytes")
+    where = f"session {largest.get('session')} turn {largest.get('index')}" + (f", {kind}" if kind else "")
+    share_raw, share_sent = _round4(comp.share_raw), _round4(comp.share_sent)  # as the report rounds them
+    serialized = f"{comp.directives_raw} of {comp.payload_raw} bytes serialized ({_fmt(share_raw)})"
+    if not comp.sent_known:  # a saved report from before the sent-side counts: all it can say
+        return Measure(share_raw, f"largest {noun}, {where}: {serialized}; the report predates sent-side counts")
+    if not comp.deduped:
+        return Measure(share_sent, f"largest {noun}, {where}: {comp.directives_sent} of {comp.payload_sent} "
+                                   "bytes sent, as serialized (no dedupe)")  # fmt: skip
+    sent = f"{comp.directives_sent} of {comp.payload_sent} bytes sent"
+    return Measure(share_sent, f"largest {noun}, {where}: {sent}; {serialized}")
+
+
+def _messages_only(report: dict[str, Any], largest: dict[str, Any]) -> bool:
+    """Whether the largest payload is a call of an agent whose bytes are its messages' only (pi, Claude Code, mux,
+    Codex: `calls.by_agent[…].payload` is tokens)."""
+    exact = payload_exact(report)
+    key = (largest.get("session"), largest.get("index"))
+    turn = next((t for t in report.get("turns") or [] if (t.get("session"), t.get("index")) == key), None)
+    return turn is not None and not exact(turn)
+
+
+def _round4(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
 
 
 def payload_bytes(report: dict[str, Any]) -> Measure:

@@ -72,8 +72,8 @@ class Payload:
     kind: str | None
     sent: int | None
     raw: int | None
-    #: "payload" when no call has more bytes before dedupe, else "flatten payload" (`directives.largest_payload`
-    #: is chosen among flatten calls, where directive copies pile up and dedupe is simulated)
+    #: "payload" when no call has more bytes before dedupe, else "flatten payload" (a report written before
+    #: `directives.largest_payload` was chosen among calls of any kind chose it among flatten calls)
     noun: str = "payload"
 
 
@@ -117,22 +117,154 @@ def same_call(a: Payload | None, b: Payload | None) -> bool:
     return a is not None and b is not None and (a.session, a.index) == (b.session, b.index)
 
 
-def directive_share(turn: dict[str, Any]) -> float | None:
-    """Share of the call's raw payload made of tagged directive copies."""
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """Directive bytes inside payload bytes, on both sides of the agent's own dedupe: as serialized (before
+    it: `payload_bytes_raw`, `copies`, `bytes`) and as sent (after it: `payload_bytes`, `copies_sent`,
+    `bytes_sent`). A share divides figures of one side, so neither can pass 1: dividing serialized copies by
+    sent bytes read 2,324 % on a keep-last senpi flatten chain (issue 22)."""
+
+    payload_raw: int
+    payload_sent: int
+    directives_raw: int
+    directives_sent: int
+    #: False for a report written before the sent-side counts existed: its sent figures are the serialized ones
+    sent_known: bool = True
+
+    @property
+    def share_raw(self) -> float | None:
+        """Exact: a percentage is printed from it, the report's 4-decimal figure rounded from it (never a
+        percentage of the rounded figure: 0.370535 is 37.1 % and 0.3705, not 37.0 %)."""
+        return self.directives_raw / self.payload_raw if self.payload_raw else None
+
+    @property
+    def share_sent(self) -> float | None:
+        return self.directives_sent / self.payload_sent if self.payload_sent else None
+
+    @property
+    def deduped(self) -> bool:
+        """Whether the agent's dedupe changed anything: only then do the two sides both matter."""
+        return (self.payload_raw, self.directives_raw) != (self.payload_sent, self.directives_sent)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def turn_composition(turn: dict[str, Any]) -> Composition | None:
+    """One call's composition; None when its payload was not measured."""
     directives = turn.get("directives")
-    raw = turn.get("payload_bytes_raw")
-    if not isinstance(directives, dict) or not isinstance(raw, int) or raw <= 0:
+    raw = _int(turn.get("payload_bytes_raw"))
+    if not isinstance(directives, dict) or raw is None:
         return None
-    total = sum(d.get("bytes", 0) for d in directives.values() if isinstance(d, dict))
-    return min(total / raw, 1.0)
+    sent = _int(turn.get("payload_bytes"))
+    known = True
+    d_raw = d_sent = 0
+    for values in directives.values():
+        if not isinstance(values, dict):
+            continue
+        nbytes = _int(values.get("bytes")) or 0
+        bytes_sent = _int(values.get("bytes_sent"))
+        known = known and bytes_sent is not None
+        d_raw += nbytes
+        d_sent += nbytes if bytes_sent is None else bytes_sent
+    return Composition(raw, raw if sent is None else sent, d_raw, d_sent, known)
 
 
-def copies(turn: dict[str, Any]) -> list[tuple[str, int]] | None:
-    """(tag, copies) per directive tag in the call's payload; None when directives are not known."""
+def largest_composition(report: dict[str, Any]) -> Composition | None:
+    """The composition of `directives.largest_payload` (the report's own figures; for a report written before
+    they existed, the same call's turn)."""
+    largest = (report.get("directives") or {}).get("largest_payload")
+    if not isinstance(largest, dict):
+        return None
+    fields = [_int(largest.get(k)) for k in ("payload_bytes_raw", "payload_bytes", "directive_bytes",
+                                            "directive_bytes_sent")]  # fmt: skip
+    if all(v is not None for v in fields):
+        raw, sent, d_raw, d_sent = (v or 0 for v in fields)
+        return Composition(raw, sent, d_raw, d_sent)
+    for turn in report.get("turns") or []:
+        if (turn.get("session"), turn.get("index")) == (largest.get("session"), largest.get("index")):
+            return turn_composition(turn)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TagRow:
+    """One directive tag as the Markdown and HTML tables show it: over every reconstructed payload on both sides
+    (None for a report written before those totals), and in the largest payload on both sides."""
+
+    tag: str
+    injections: int | None
+    variants: int | None
+    bytes_per_copy: int | None
+    copies: int | None
+    bytes: int | None
+    copies_sent: int | None
+    bytes_sent: int | None
+    share: float | None  # bytes / the payloads' bytes as serialized
+    share_sent: float | None  # bytes_sent / the payloads' bytes as sent
+    largest_copies: int
+    largest_copies_sent: int
+
+    @property
+    def deduped(self) -> bool:
+        return (self.copies, self.bytes, self.largest_copies) != (
+            self.copies_sent, self.bytes_sent, self.largest_copies_sent)  # fmt: skip
+
+
+def tag_rows(report: dict[str, Any]) -> tuple[list[TagRow], bool]:
+    """The `directives.tags` rows, most bytes sent first (as the dashboard's pane orders them), and whether
+    the agent's own dedupe changed anything, i.e. whether both sides are worth a column."""
+    directives = report.get("directives") or {}
+    payloads = directives.get("payloads") if isinstance(directives.get("payloads"), dict) else {}
+    raw_total, sent_total = _int(payloads.get("payload_bytes_raw")), _int(payloads.get("payload_bytes"))
+    rows: list[TagRow] = []
+    for tag, t in (directives.get("tags") or {}).items():
+        if not isinstance(t, dict):
+            continue
+        every = t.get("all_payloads") if isinstance(t.get("all_payloads"), dict) else {}
+        largest = _int(t.get("copies_in_largest_payload")) or 0
+        largest_sent = _int(t.get("copies_sent_in_largest_payload"))
+        rows.append(TagRow(
+            str(tag), _int(t.get("injections")), _int(t.get("variants")), _int(t.get("bytes_per_copy")),
+            _int(every.get("copies")), _int(every.get("bytes")), _int(every.get("copies_sent")),
+            _int(every.get("bytes_sent")), _exact(every.get("bytes"), raw_total, every.get("share")),
+            _exact(every.get("bytes_sent"), sent_total, every.get("share_sent")),
+            largest, largest if largest_sent is None else largest_sent,
+        ))  # fmt: skip
+    rows.sort(key=lambda r: (-(r.bytes_sent or 0), -(r.bytes or 0), -r.largest_copies, -(r.injections or 0), r.tag))
+    deduped = any(r.deduped for r in rows) or payloads.get("payload_bytes_raw") != payloads.get("payload_bytes")
+    comp = largest_composition(report)
+    return rows, deduped or (comp is not None and comp.deduped)
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _exact(part: Any, whole: int | None, rounded: Any) -> float | None:
+    """A share from its integers (what a percentage is printed from), else the report's rounded figure."""
+    if _int(part) is not None and whole:
+        return part / whole
+    return _float(rounded)
+
+
+def copies(turn: dict[str, Any]) -> list[tuple[str, int, int | None]] | None:
+    """(tag, copies sent, copies serialized when the agent's dedupe changed them, else None) per directive tag
+    in the call's payload; None when directives are not known."""
     directives = turn.get("directives")
     if not isinstance(directives, dict):
         return None
-    return [(str(tag), int(d.get("copies", 0))) for tag, d in directives.items() if isinstance(d, dict)]
+    out: list[tuple[str, int, int | None]] = []
+    for tag, d in directives.items():
+        if not isinstance(d, dict):
+            continue
+        serialized = _int(d.get("copies")) or 0
+        sent = _int(d.get("copies_sent"))
+        if sent is None:
+            sent = serialized
+        out.append((str(tag), sent, serialized if serialized != sent else None))
+    return out
 
 
 def value_text(value: Any) -> str:

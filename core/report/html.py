@@ -20,17 +20,19 @@ from core.report.common import (
     copies,
     decision_text,
     diff_total,
-    directive_share,
     disagreements,
     inexact_agents,
     is_rewritten,
     kind_order,
     kinds_of,
+    largest_composition,
     largest_payloads,
     largest_prompt,
     profile_of,
     prompt_tokens,
     same_call,
+    tag_rows,
+    turn_composition,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -508,40 +510,71 @@ def _directives(report: dict[str, Any]) -> str:
     out = "<section><h2>Directives</h2>"
     if not directives:
         return out + '<p class="note">Payloads were not reconstructed: no directive counts.</p></section>\n'
-    tags: dict[str, dict[str, Any]] = directives.get("tags") or {}
-    if tags:
-        rows = [
-            [
-                f"<code>{e(tag)}</code>",
-                n(t.get("injections")),
-                n(t.get("variants")),
-                n(t.get("bytes_per_copy")),
-                n(t.get("copies_in_largest_payload")),
-                n(t.get("bytes_in_largest_payload")),
-            ]
-            for tag, t in tags.items()
-        ]
-        headers = ["tag", "injections", "variants", "bytes per copy", "copies in largest payload", "bytes in largest"]
-        out += table(headers, rows, numeric=(1, 2, 3, 4, 5))
+    rows, deduped = tag_rows(report)
+    payloads = directives.get("payloads") or {}
+    if deduped:
+        out += (
+            '<p class="note">Counted on both sides of the agent\'s own dedupe: serialized (the prompt as the '
+            "agent built it) and sent (what the provider received after the dedupe); a share divides "
+            "figures of one side.</p>"
+        )
+    if rows:
+        if deduped:
+            headers = ["tag", "injections", "variants", "bytes per copy", "copies serialized", "copies sent",
+                       "bytes serialized", "bytes sent", "share of bytes serialized", "share of bytes sent",
+                       "copies in largest serialized", "copies in largest sent"]  # fmt: skip
+            body = [
+                [f"<code>{e(r.tag)}</code>", n(r.injections), n(r.variants), n(r.bytes_per_copy), n(r.copies),
+                 n(r.copies_sent), n(r.bytes), n(r.bytes_sent), pct(r.share), pct(r.share_sent),
+                 n(r.largest_copies), n(r.largest_copies_sent)]
+                for r in rows
+            ]  # fmt: skip
+        else:
+            headers = ["tag", "injections", "variants", "bytes per copy", "copies", "bytes", "share of bytes sent",
+                       "copies in largest payload"]  # fmt: skip
+            body = [
+                [f"<code>{e(r.tag)}</code>", n(r.injections), n(r.variants), n(r.bytes_per_copy), n(r.copies_sent),
+                 n(r.bytes_sent), pct(r.share_sent), n(r.largest_copies_sent)]
+                for r in rows
+            ]  # fmt: skip
+        out += table(headers, body, numeric=tuple(range(1, len(headers))))
+        calls = payloads.get("calls")
+        if isinstance(calls, int) and calls:
+            raw, sent = payloads.get("payload_bytes_raw"), payloads.get("payload_bytes")
+            size = f"{n(raw)} bytes serialized, {n(sent)} sent" if deduped else f"{n(sent)} bytes sent"
+            inexact = inexact_agents(report)
+            messages = f" ({e(', '.join(inexact))}: the messages' bytes, their transcripts hold no system prompt "
+            messages += "or tools)"
+            noun = "call" if calls == 1 else "calls"
+            out += f'<p class="note">Copies and bytes are over the {n(calls)} {noun} whose payload was reconstructed: '
+            out += f"{size}{messages if inexact else ''}.</p>"
     else:
         out += '<p class="note">No tagged directive block in any payload.</p>'
     _sent, raw = largest_payloads(report)
-    if raw is not None:
-        after = f" ({n(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
-        out += (
-            f"<p>Largest {e(raw.noun)} before dedupe (the one dedupe is simulated on): <b>{n(raw.raw)}</b> bytes"
-            f"{after}, session <code>{e(raw.session)}</code> turn {n(raw.index)}.</p>"
-        )
+    comp = largest_composition(report)
+    if raw is not None and comp is not None:
+        where = f"session <code>{e(raw.session)}</code> turn {n(raw.index)}"
+        where += f", <code>{e(raw.kind)}</code>" if raw.kind else ""
+        sent = f"<b>{n(comp.payload_sent)}</b> bytes sent, {pct(comp.share_sent)} of them directives"
+        if deduped and comp.sent_known:
+            text = f"<b>{n(comp.payload_raw)}</b> bytes serialized ({pct(comp.share_raw)} directives), {sent}"
+        elif comp.sent_known:
+            text = sent
+        else:
+            text = f"<b>{n(comp.payload_raw)}</b> bytes serialized, {pct(comp.share_raw)} of them directives"
+        out += f"<p>Largest {e(raw.noun)} (the most bytes serialized; dedupe is simulated on it): {text}; {where}.</p>"
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
     if dedupe:
-        rows = []
+        sent_size = (directives.get("largest_payload") or {}).get("payload_bytes")
+        body = []
         for policy, sim in dedupe.items():
             before, after = sim.get("bytes_before"), sim.get("bytes_after")
             saved = before - after if isinstance(before, int) and isinstance(after, int) else None
             share = saved / before if saved is not None and isinstance(before, int) and before else None
-            rows.append([f"<code>{e(policy)}</code>", n(before), n(after), n(saved), pct(share)])
-        out += "<h3>Dedupe policies on the largest payload</h3>"
-        out += table(["policy", "bytes before", "bytes after", "saved", "saved share"], rows, numeric=(1, 2, 3, 4))
+            mine = " (what was sent)" if deduped and isinstance(sent_size, int) and after == sent_size else ""
+            body.append([f"<code>{e(policy)}</code>{mine}", n(before), n(after), n(saved), pct(share)])
+        out += "<h3>Dedupe policies on the largest payload as serialized</h3>"
+        out += table(["policy", "bytes serialized", "bytes after", "saved", "saved share"], body, numeric=(1, 2, 3, 4))
     return out + "</section>\n"
 
 
@@ -712,12 +745,14 @@ def _turns(report: dict[str, Any]) -> str:
                 swatch(turn_kind(t)) + (" <b>rewritten</b>" if rewritten else ""),
                 n(turn_payload(t)),
                 _copies(t),
-                pct(directive_share(t)),
+                pct(_share_sent(t)),
             ]
         )
-    headers = ["session", "turn", "time", "kind", "payload bytes", "copies per tag", "share of payload"]
+    headers = ["session", "turn", "time", "kind", "bytes sent", "copies per tag", "share of bytes sent"]
     return (
         f"<section><h2>Turns</h2><details><summary>{n(len(turns))} provider calls</summary>"
+        + "<p class=\"note\">Every figure of the payload as sent, after the agent's own dedupe; a tag's count as "
+        "serialized is in parentheses where the dedupe collapsed copies.</p>"
         + table(headers, rows, numeric=(1, 4, 6))
         + more(len(rows), len(turns), "turns")
         + "</details></section>\n"
@@ -725,10 +760,22 @@ def _turns(report: dict[str, Any]) -> str:
 
 
 def _copies(turn: dict[str, Any]) -> str:
+    """The copies sent per tag, and as serialized where the agent's dedupe changed them."""
     found = copies(turn)
     if found is None:
         return "–"
-    return ", ".join(f"<code>{e(tag)}</code> ×{count}" for tag, count in found) or "none"
+    return (
+        ", ".join(
+            f"<code>{e(tag)}</code> ×{sent}" + (f" ({serialized:,} serialized)" if serialized is not None else "")
+            for tag, sent, serialized in found
+        )
+        or "none"
+    )
+
+
+def _share_sent(turn: dict[str, Any]) -> float | None:
+    comp = turn_composition(turn)
+    return comp.share_sent if comp is not None else None
 
 
 def _problems(report: dict[str, Any]) -> str:

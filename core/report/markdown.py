@@ -29,17 +29,19 @@ from core.report.common import (
     copies,
     decision_text,
     diff_total,
-    directive_share,
     disagreements,
     inexact_agents,
     is_rewritten,
     kind_order,
     kinds_of,
+    largest_composition,
     largest_payloads,
     largest_prompt,
     profile_of,
     prompt_tokens,
     same_call,
+    tag_rows,
+    turn_composition,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -137,10 +139,22 @@ def more(shown: int, total: int, what: str) -> list[str]:
 
 
 def copies_per_tag(turn: dict[str, Any]) -> str:
+    """`ultrawork-mode ×1 (70 serialized)`: the copies sent, and as serialized where the dedupe changed them."""
     found = copies(turn)
     if found is None:
         return "–"
-    return ", ".join(f"{code(tag)} ×{count}" for tag, count in found) or "none"
+    return (
+        ", ".join(
+            f"{code(tag)} ×{sent}" + (f" ({serialized:,} serialized)" if serialized is not None else "")
+            for tag, sent, serialized in found
+        )
+        or "none"
+    )
+
+
+def _share_sent(turn: dict[str, Any]) -> float | None:
+    comp = turn_composition(turn)
+    return comp.share_sent if comp is not None else None
 
 
 def diff_lines(commit: dict[str, Any]) -> list[str]:
@@ -668,8 +682,9 @@ def _turns(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
     out = [
         "## Turns",
         "",
-        "One row per provider call. *share of payload* is the part of the call's raw payload made of tagged "
-        "directive copies.",
+        "One row per provider call, each figure of the payload as sent (after the agent's own dedupe): *bytes "
+        "sent* what the provider received, *copies per tag* the directive blocks in it (with the count as "
+        "serialized where the dedupe collapsed some), *share of bytes sent* the part of those bytes they make.",
         "",
     ]
     if not caps.turn_sessions or not caps.turns_per_session:
@@ -692,14 +707,14 @@ def _turns(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
                     (code(kind) if kind else "–") + (" (rewritten)" if rewritten else ""),
                     num(turn_payload(turn)),
                     copies_per_tag(turn),
-                    pct(directive_share(turn)),
+                    pct(_share_sent(turn)),
                 ]
             )
         shown_turns += len(rows)
         out += [
             f"### Session {code(session)}",
             "",
-            *table(["time", "kind", "payload bytes", "copies per tag", "share of payload"], rows),
+            *table(["time", "kind", "bytes sent", "copies per tag", "share of bytes sent"], rows),
             "",
             *more(len(rows), len(items), "turns of this session"),
         ]
@@ -714,51 +729,97 @@ def _directives(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
     directives = report.get("directives")
     if not directives:
         return ["## Directives", "", "Payloads were not reconstructed: no directive counts.", ""]
-    tags: dict[str, dict[str, Any]] = directives.get("tags") or {}
+    rows, deduped = tag_rows(report)
     out = ["## Directives", ""]
-    if tags:
-        ranked = sorted(tags.items(), key=lambda item: (-(item[1].get("bytes_in_largest_payload") or 0),
-                                                        -(item[1].get("injections") or 0)))  # fmt: skip
-        rows = [
-            [
-                code(tag),
-                num(t.get("injections")),
-                num(t.get("variants")),
-                num(t.get("bytes_per_copy")),
-                num(t.get("copies_in_largest_payload")),
-                num(t.get("bytes_in_largest_payload")),
-            ]
-            for tag, t in ranked[: caps.tags]
-        ]
-        headers = ["tag", "injections", "variants", "bytes per copy", "copies in largest", "bytes in largest"]
-        out += [*table(headers, rows), "", *more(len(rows), len(tags), "tags")]
-    else:
-        out += ["No tagged directive block in any payload.", ""]
-    _sent, raw = largest_payloads(report)
-    if raw is not None:
-        after = f" ({num(raw.sent)} sent after the agent's dedupe)" if raw.sent is not None else ""
+    payloads = directives.get("payloads") or {}
+    if deduped:
         out += [
-            f"Largest {raw.noun} before dedupe (the one dedupe is simulated on): {num(raw.raw)} bytes{after}, session "
-            f"{code(raw.session)} turn {num(raw.index)}.",
+            "Counted on both sides of the agent's own dedupe: *serialized* (the prompt as the agent built it) and "
+            "*sent* (what the provider received after the dedupe); a share divides figures of one side.",
             "",
         ]
+    if rows:
+        both = (lambda a, b: sides(a, b)) if deduped else (lambda _a, b: num(b))
+        body = [
+            [
+                code(r.tag),
+                num(r.injections),
+                num(r.variants),
+                num(r.bytes_per_copy),
+                both(r.copies, r.copies_sent),
+                both(r.bytes, r.bytes_sent),
+                share_sides(r.share, r.share_sent) if deduped else pct(r.share_sent),
+                both(r.largest_copies, r.largest_copies_sent),
+            ]
+            for r in rows[: caps.tags]
+        ]
+        arrow = " (serialized → sent)" if deduped else ""
+        headers = ["tag", "injections", "variants", "bytes per copy", f"copies{arrow}", f"bytes{arrow}",
+                   f"share of the bytes{arrow}", f"copies in largest{arrow}"]  # fmt: skip
+        out += [*table(headers, body), "", *more(len(body), len(rows), "tags")]
+        calls = payloads.get("calls")
+        if isinstance(calls, int) and calls:
+            raw, sent = payloads.get("payload_bytes_raw"), payloads.get("payload_bytes")
+            size = f"{num(raw)} bytes serialized, {num(sent)} sent" if deduped else f"{num(sent)} bytes sent"
+            inexact = inexact_agents(report)
+            messages = f" ({', '.join(inexact)}: the messages' bytes, their transcripts hold no system prompt or tools)"
+            noun = "call" if calls == 1 else "calls"
+            out += [f"Copies and bytes are over the {num(calls)} {noun} whose payload was reconstructed: {size}"
+                    f"{messages if inexact else ''}.", ""]  # fmt: skip
+    else:
+        out += ["No tagged directive block in any payload.", ""]
+    out += _largest_line(report, deduped)
     dedupe: dict[str, dict[str, Any]] = directives.get("dedupe") or {}
     if dedupe:
-        rows = []
+        sent = (directives.get("largest_payload") or {}).get("payload_bytes")
+        body = []
         for policy, sim in dedupe.items():
             before, after_bytes = sim.get("bytes_before"), sim.get("bytes_after")
             saved = before - after_bytes if isinstance(before, int) and isinstance(after_bytes, int) else None
-            rows.append(
-                [code(policy), num(before), num(after_bytes), num(saved),
+            mine = " (what was sent)" if deduped and isinstance(sent, int) and after_bytes == sent else ""
+            body.append(
+                [code(policy) + mine, num(before), num(after_bytes), num(saved),
                  pct(saved / before if saved and before else None)]
             )  # fmt: skip
         out += [
-            "Dedupe policies simulated on the largest payload:",
+            "Dedupe policies simulated on the largest payload as serialized:",
             "",
-            *table(["policy", "bytes before", "bytes after", "saved", "saved share"], rows),
+            *table(["policy", "bytes serialized", "bytes after", "saved", "saved share"], body),
             "",
         ]
     return out
+
+
+def sides(serialized: int | None, sent: int | None) -> str:
+    """`2,485 → 70` where the agent's dedupe changed a figure, else the one figure."""
+    if serialized is None or serialized == sent:
+        return num(sent)
+    return f"{num(serialized)} → {num(sent)}"
+
+
+def share_sides(serialized: float | None, sent: float | None) -> str:
+    """`97.9 % → 53.1 %`: each share of its own side's payload bytes."""
+    if serialized is None or pct(serialized) == pct(sent):
+        return pct(sent)
+    return f"{pct(serialized)} → {pct(sent)}"
+
+
+def _largest_line(report: dict[str, Any], deduped: bool) -> list[str]:
+    """The largest payload on both sides, with the share of directives in each (the `check` figure is the
+    sent one)."""
+    _sent, raw = largest_payloads(report)
+    comp = largest_composition(report)
+    if raw is None or comp is None:
+        return []
+    where = f"session {code(raw.session)} turn {num(raw.index)}" + (f", {code(raw.kind)}" if raw.kind else "")
+    sent = f"{num(comp.payload_sent)} bytes sent, {pct(comp.share_sent)} of them directives"
+    if deduped and comp.sent_known:
+        text = f"{num(comp.payload_raw)} bytes serialized ({pct(comp.share_raw)} directives), {sent}"
+    elif comp.sent_known:
+        text = sent
+    else:
+        text = f"{num(comp.payload_raw)} bytes serialized, {pct(comp.share_raw)} of them directives"
+    return [f"Largest {raw.noun} (the most bytes serialized; dedupe is simulated on it): {text}; {where}.", ""]
 
 
 def _avoidable(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:

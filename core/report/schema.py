@@ -26,6 +26,16 @@ Fields this tool adds within /1 (allowed by the contract; scripts may rely on th
   `logged.matched_log_line`, `commit.diff_total`, `commit.variant`, `tokens.prompt`, and for rewritten turns
   `content` `{blocks, chars[, text]}` (`text` only with `--include-text`);
 * `directives.dedupe.<policy>`: `collapsed`, `kept`, `markers`, `nested` beside the bytes;
+* the two sides of the agent's own dedupe (issue 22), every figure on one of them and every share dividing figures
+  of one side, so no share passes 1: *serialized* (the prompt as the agent built it, before its dedupe:
+  `payload_bytes_raw`, a directive entry's `copies`/`bytes`) and *sent* (what the provider received after it:
+  `payload_bytes`, `copies_sent`/`bytes_sent`). `turns[].directives.<tag>` adds `copies_sent`/`bytes_sent`;
+  `directives.tags.<tag>` adds `copies_sent_in_largest_payload`/`bytes_sent_in_largest_payload` and
+  `all_payloads` (both sides summed over every reconstructed call, each side's share); `directives.payloads`
+  holds those calls and their bytes on each side (what those shares divide by);
+  `directives.largest_payload` adds `payload_bytes`, `kind`, the directive bytes on each side and each side's
+  share (`check --max-directive-share` gates `share_sent`). On senpi's keep-last dedupe of a 70-prompt ulw
+  flatten chain: 2,485 copies and 61.8 MB serialized, 70 and 1.7 MB sent, of 63.1 MB and 3.3 MB;
 * `counterfactual.messages_resent_logged` / `messages_resent_avoidable` (null under a time window);
 * from the schema's "Additions" (checked here as contract keys): `calls` (plus `calls.by_evidence`,
   `calls.tokens` and `calls.by_agent.<agent>.by_kind` / `.payload`), `sessions[].agent/path/tokens` (plus
@@ -45,6 +55,25 @@ ISO_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 IsoTime = Annotated[str, StringConstraints(pattern=ISO_PATTERN)]
 Count = Annotated[int, Field(ge=0)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def doc(description: str) -> Any:
+    """A field's description: what it counts, and on which side of the agent's own dedupe."""
+    return Field(description=description)
+
+
+COPIES_SENT = (
+    "blocks left in the payload sent, after the agent's dedupe (senpi collapses `ultrawork-mode` in flattens; an "
+    "agent without a dedupe sends what it serialized); absent in reports that predate it"
+)
+DIRECTIVES = (
+    "per tag, the blocks in the payload on both sides; null when the payload was not reconstructed, or (pi, "
+    "Claude Code, mux) when it held no directive block"
+)
+DEDUPE = (
+    "every dedupe policy simulated on the largest payload as serialized (`bytes_before` is its "
+    "`payload_bytes_raw`); the agent's own rule leaves its `payload_bytes`"
+)
 
 
 class _Model(BaseModel):
@@ -180,7 +209,7 @@ class Session(_Model):
     turns: Count
     by_kind: dict[str, Count]
     rewritten: Count | None
-    payload_bytes_total: Count | None
+    payload_bytes_total: Annotated[Count | None, doc("sum of its turns' `payload_bytes` (bytes sent)")]
     agent: str | None
     tokens: SessionTokens | None
 
@@ -205,8 +234,20 @@ class Decision(_Model):
 
 
 class DirectiveCount(_Model):
-    copies: Count
-    bytes: Count
+    """One tag's blocks in one call's payload, on both sides of the agent's own dedupe."""
+
+    copies: Annotated[Count, doc("blocks in the payload as serialized, before the agent's dedupe")]
+    bytes: Annotated[Count, doc("UTF-8 bytes of those blocks (of `payload_bytes_raw`)")]
+    copies_sent: Annotated[Count | None, doc(COPIES_SENT)] = None
+    bytes_sent: Annotated[Count | None, doc("UTF-8 bytes of those blocks (of `payload_bytes`)")] = None
+
+    @model_validator(mode="after")
+    def _sent_within_serialized(self) -> DirectiveCount:
+        if self.copies_sent is not None and self.copies_sent > self.copies:
+            raise ValueError("a dedupe cannot send more copies than were serialized")
+        if self.bytes_sent is not None and self.bytes_sent > self.bytes:
+            raise ValueError("a dedupe cannot send more directive bytes than were serialized")
+        return self
 
 
 class Tokens(_Model):
@@ -256,9 +297,9 @@ class Turn(_Model):
     ts: IsoTime | None
     logged: LoggedDecision | None
     recomputed: Decision | None
-    payload_bytes: Count | None
-    payload_bytes_raw: Count | None
-    directives: dict[str, DirectiveCount] | None
+    payload_bytes: Annotated[Count | None, doc("bytes of the prompt text sent, after the agent's own dedupe")]
+    payload_bytes_raw: Annotated[Count | None, doc("the same prompt as serialized, before any dedupe")]
+    directives: Annotated[dict[str, DirectiveCount] | None, doc(DIRECTIVES)]
     tokens: Tokens | None
     commit: Commit | None
     fingerprints: Fingerprints | None
@@ -271,18 +312,48 @@ class Turn(_Model):
     closes: list[str] | None = None
 
 
+class AllPayloads(_Model):
+    """One tag over every reconstructed call of the selection, on both sides; each share of its own side."""
+
+    copies: Annotated[Count, doc("blocks serialized, summed over the reconstructed calls")]
+    bytes: Annotated[Count, doc("their bytes")]
+    copies_sent: Annotated[Count, doc("blocks sent after the agent's dedupe, summed")]
+    bytes_sent: Annotated[Count, doc("their bytes")]
+    share: Annotated[Share | None, doc("bytes / directives.payloads.payload_bytes_raw")]
+    share_sent: Annotated[Share | None, doc("bytes_sent / directives.payloads.payload_bytes (the dashboard's share)")]
+
+
 class TagStats(_Model):
-    injections: Count | None
-    variants: Count | None
-    bytes_per_copy: Count | None
-    copies_in_largest_payload: Count
-    bytes_in_largest_payload: Count
+    injections: Annotated[Count | None, doc("times the block entered a transcript")]
+    variants: Annotated[Count | None, doc("distinct byte-identical forms")]
+    bytes_per_copy: Annotated[Count | None, doc("size of the most injected form")]
+    copies_in_largest_payload: Annotated[Count, doc("blocks in the largest payload as serialized")]
+    bytes_in_largest_payload: Annotated[Count, doc("their bytes (of its `payload_bytes_raw`)")]
+    copies_sent_in_largest_payload: Annotated[Count | None, doc("blocks it sent after the agent's dedupe")] = None
+    bytes_sent_in_largest_payload: Annotated[Count | None, doc("their bytes (of its `payload_bytes`)")] = None
+    all_payloads: AllPayloads | None = None
+
+
+class Payloads(_Model):
+    """The calls whose payload was reconstructed (`turns[].payload_bytes_raw` not null): the denominators."""
+
+    calls: Count
+    payload_bytes_raw: Annotated[Count, doc("their bytes as serialized")]
+    payload_bytes: Annotated[Count, doc("their bytes as sent")]
 
 
 class LargestPayload(_Model):
+    """The call with the largest `payload_bytes_raw`, of any kind: where copies pile up; dedupe is simulated on it."""
+
     session: str
     index: Count
-    payload_bytes_raw: Count
+    payload_bytes_raw: Annotated[Count, doc("its bytes as serialized")]
+    payload_bytes: Annotated[Count | None, doc("its bytes as sent")] = None
+    kind: str | None = None
+    directive_bytes: Annotated[Count | None, doc("directive bytes in it as serialized")] = None
+    directive_bytes_sent: Annotated[Count | None, doc("directive bytes in it as sent")] = None
+    share: Annotated[Share | None, doc("directive_bytes / payload_bytes_raw")] = None
+    share_sent: Annotated[Share | None, doc("directive_bytes_sent / payload_bytes: what `check` gates")] = None
 
 
 class DedupeResult(_Model):
@@ -293,7 +364,8 @@ class DedupeResult(_Model):
 class Directives(_Model):
     tags: dict[str, TagStats]
     largest_payload: LargestPayload | None
-    dedupe: dict[str, DedupeResult] | None
+    dedupe: Annotated[dict[str, DedupeResult] | None, doc(DEDUPE)]
+    payloads: Payloads | None = None
 
 
 class Counterfactual(_Model):

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.kernel.directives import DirectiveLedger, TagLedger
+from core.kernel.directives import DirectiveLedger, TagLedger, sent_counts
 from core.model import RESEND_KINDS, Turn
-from core.report.values import text
+from core.report.values import opt_text, text
 from core.state import SessionState
 
 Selected = list[tuple[SessionState, list[Turn]]]
 
 
 def largest_payload(selected: Selected) -> tuple[SessionState, Turn] | None:
-    """The call with the most bytes before dedupe (`payload_bytes_raw`), of any kind: the payload a directive
-    share and a dedupe simulation are taken of (schema "Additions"). Chosen among flatten calls it named a
-    tiny first call where the agent serializes none (Claude Code: 695 bytes on pi, 20,687 on spotter, beside
-    589,246 and 428,142); the first of equal sizes wins."""
+    """The call with the most bytes as serialized (`payload_bytes_raw`), of any kind: where directive copies
+    pile up, the payload a directive share and a dedupe simulation are taken of (schema "Additions"). Chosen
+    among flatten calls it named a tiny first call where the agent serializes none (Claude Code: 695 bytes on
+    pi, 20,687 on spotter, beside 589,246 and 428,142); the first of equal sizes wins."""
     best: tuple[SessionState, Turn] | None = None
     for session, turns in selected:
         for turn in turns:
@@ -34,32 +34,91 @@ def largest_payload(selected: Selected) -> tuple[SessionState, Turn] | None:
     return best
 
 
+def share(part: int, whole: int | None) -> float | None:
+    """A share of a payload, 4 decimals; None of nothing. Both sizes are of the same side (serialized or
+    sent), so it cannot pass 1."""
+    return round(part / whole, 4) if whole else None
+
+
+def measured(turns: list[Turn]) -> list[Turn]:
+    """The calls whose payload was reconstructed (`payload_bytes_raw` set): every producer of it scans the payload
+    for directives in the same pass (None there means none: pi, Claude Code and mux write no empty dict), so these
+    are the calls a directive share may divide by; a size only the agent logged says nothing of its blocks."""
+    return [t for t in turns if t.payload_bytes_raw is not None]
+
+
 def directives(selected: Selected) -> dict[str, Any] | None:
-    """`{tags, largest_payload, dedupe}`; null when no payload was reconstructed and no directive was seen."""
+    """`{tags, payloads, largest_payload, dedupe}`; null when no payload was reconstructed and no directive was seen.
+
+    Two sides, never mixed in one figure: *serialized* (the prompt as the agent built it, before its own
+    dedupe: `payload_bytes_raw`, `copies`, `bytes`) and *sent* (after that dedupe: `payload_bytes`,
+    `copies_sent`, `bytes_sent`). senpi's keep-last dedupe of a flatten chain with one ulw copy per prompt
+    serializes ~2,500 copies (62 MB) over 70 calls and sends 70 (1.7 MB): a share takes its numerator and
+    its denominator from the same side."""
     turns = [turn for _, session_turns in selected for turn in session_turns]
     ledgers = [ledger for session, _ in selected if (ledger := _ledger_tags(session))]
     if not ledgers and not any(t.payload_bytes_raw is not None or t.directives is not None for t in turns):
         return None
     tags = _tag_rows(ledgers, turns)
+    calls = measured(turns)
+    raw_total = sum(t.payload_bytes_raw or 0 for t in calls)
+    sent_total = sum(_sent_size(t) for t in calls)
+    totals: dict[str, list[int]] = {}
+    for turn in calls:
+        for tag, values in (turn.directives or {}).items():
+            into = totals.setdefault(text(tag), [0, 0, 0, 0])
+            copies_sent, bytes_sent = sent_counts(values)
+            into[0] += int(values.get("copies", 0))
+            into[1] += int(values.get("bytes", 0))
+            into[2] += copies_sent
+            into[3] += bytes_sent
     best = largest_payload(selected)
     largest: dict[str, Any] | None = None
     dedupe: dict[str, dict[str, Any]] | None = None
     if best is not None:
         session, turn = best
+        raw = turn.payload_bytes_raw or 0
+        sent = _sent_size(turn)
+        in_raw = in_sent = 0
+        for tag, values in (turn.directives or {}).items():
+            row = tags.setdefault(text(tag), _empty_row())
+            copies_sent, bytes_sent = sent_counts(values)
+            row["copies_in_largest_payload"] = int(values.get("copies", 0))
+            row["bytes_in_largest_payload"] = int(values.get("bytes", 0))
+            row["copies_sent_in_largest_payload"] = copies_sent
+            row["bytes_sent_in_largest_payload"] = bytes_sent
+            in_raw += row["bytes_in_largest_payload"]
+            in_sent += bytes_sent
         largest = {
             "session": text(session.session_id),
             "index": turn.index,
-            "payload_bytes_raw": turn.payload_bytes_raw,
+            "payload_bytes_raw": raw,
+            "payload_bytes": sent,
+            "kind": opt_text(turn.kind),
+            "directive_bytes": in_raw,
+            "directive_bytes_sent": in_sent,
+            "share": share(in_raw, raw),
+            "share_sent": share(in_sent, sent),
         }
-        for tag, values in (turn.directives or {}).items():
-            row = tags.setdefault(text(tag), _empty_row())
-            row["copies_in_largest_payload"] = int(values.get("copies", 0))
-            row["bytes_in_largest_payload"] = int(values.get("bytes", 0))
         dedupe = simulate(session, turn)
+    for name, row in tags.items():
+        copies, nbytes, copies_sent, bytes_sent = totals.get(name, (0, 0, 0, 0))
+        row["all_payloads"] = {
+            "copies": copies, "bytes": nbytes, "copies_sent": copies_sent, "bytes_sent": bytes_sent,
+            "share": share(nbytes, raw_total), "share_sent": share(bytes_sent, sent_total),
+        }  # fmt: skip
     for row in tags.values():
         if row["bytes_per_copy"] is None and row["copies_in_largest_payload"]:
             row["bytes_per_copy"] = round(row["bytes_in_largest_payload"] / row["copies_in_largest_payload"])
-    return {"tags": tags, "largest_payload": largest, "dedupe": dedupe}
+    payloads = {"calls": len(calls), "payload_bytes_raw": raw_total, "payload_bytes": sent_total}
+    return {"tags": tags, "payloads": payloads, "largest_payload": largest, "dedupe": dedupe}
+
+
+def _sent_size(turn: Turn) -> int:
+    """Bytes the call sent; a reconstructed call without its own sent size sent what it serialized."""
+    if turn.payload_bytes is not None:
+        return turn.payload_bytes
+    return turn.payload_bytes_raw or 0
 
 
 def _empty_row() -> dict[str, Any]:
@@ -69,6 +128,9 @@ def _empty_row() -> dict[str, Any]:
         "bytes_per_copy": None,
         "copies_in_largest_payload": 0,
         "bytes_in_largest_payload": 0,
+        "copies_sent_in_largest_payload": 0,
+        "bytes_sent_in_largest_payload": 0,
+        "all_payloads": None,
     }
 
 

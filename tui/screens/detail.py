@@ -23,6 +23,7 @@ from textual.widgets import Footer, Static
 
 from core.agents import Agent, agent_named, drilldown_for
 from core.kernel.diff import diff
+from core.kernel.directives import sent_counts
 from core.model import DiffChange, Turn
 from core.sanitize import display
 from core.sources.reread import FileReread
@@ -282,7 +283,6 @@ class DetailScreen(Screen[None]):
         total = payload_bytes(turn)
         history = turn.payload_history_bytes
         new = turn.payload_new_bytes
-        directives = directive_bytes(turn)
         lines: list[Content] = []
         if total is None and history is None:
             agent = self.agent
@@ -292,21 +292,28 @@ class DetailScreen(Screen[None]):
             else:
                 lines.append(Content.styled("no payload reconstruction yet", MUTED))
         else:
+            # history and new are measured on the prompt as serialized: where the agent's dedupe shrank it, the
+            # bars are of that side, and the directives sent get a row of their own (each share of its side)
             raw = turn.payload_bytes_raw
-            head = f"sent {human_bytes(total)}"
+            deduped = raw is not None and total is not None and raw != total
+            base = raw if deduped else total
             if self.agent is not None and not self.agent.payload_exact:
                 head = f"messages {human_bytes(total)} (the files hold no system prompt or tools)"
-            elif raw is not None and raw != total:
-                head += f"  (before dedupe {human_bytes(raw)})"
+            elif deduped:
+                head = f"serialized {human_bytes(raw)} → sent {human_bytes(total)} after the agent's own dedupe"
+            else:
+                head = f"sent {human_bytes(total)}"
             lines.append(Content.styled(head, "bold"))
-            lines.append(_bar(total, [(history, "$error"), (new, "$success")]))
-            rows = (
-                ("history", history, "$error"),
-                ("new", new, "$success"),
-                ("of which directives", directives, "$primary"),
-            )
-            for label, value, style in rows:
-                share = value / total if value is not None and total else None
+            lines.append(_bar(base, [(history, "$error"), (new, "$success")]))
+            rows: list[tuple[str, int | None, str, int | None]] = [
+                ("history", history, "$error", base),
+                ("new", new, "$success", base),
+                ("of which directives", directive_bytes(turn, serialized=deduped), "$primary", base),
+            ]
+            if deduped:
+                rows.append(("directives sent", directive_bytes(turn), "$primary", total))
+            for label, value, style, whole in rows:
+                share = value / whole if value is not None and whole else None
                 lines.append(
                     Content.assemble(
                         ("■ ", style),
@@ -316,7 +323,7 @@ class DetailScreen(Screen[None]):
                     )
                 )
         if turn.directives:
-            tags = ", ".join(f"{display(tag, 40)}×{int(v.get('copies', 0))}" for tag, v in turn.directives.items())
+            tags = ", ".join(_tag_copies(tag, v) for tag, v in turn.directives.items())
             lines.append(Content.assemble(("tags  ", MUTED), tags))
         tokens = turn.tokens
         if tokens:
@@ -432,6 +439,13 @@ def _decision_line(label: str, kind: str, reason: str, n: int | None, note: str 
         ("  " if verdict[0] else "", ""),
         verdict,
     )
+
+
+def _tag_copies(tag: str, values: dict[str, int]) -> str:
+    """`ultrawork-mode×1 (70 serialized)`: the copies sent, and as serialized where the dedupe changed them."""
+    sent, _ = sent_counts(values)
+    serialized = int(values.get("copies", 0))
+    return f"{display(tag, 40)}×{sent}" + (f" ({serialized:,} serialized)" if serialized != sent else "")
 
 
 def _bar(total: int | None, parts: list[tuple[int | None, str]], width: int = 40) -> Content:

@@ -62,7 +62,8 @@ COLUMNS: tuple[Column, ...] = (
            help="payload bytes sent (after the agent's own directive dedupe); prompt tokens, marked t, for agents whose"
                 " files hold no system prompt or tools (Claude Code, pi, mux, Codex)"),
     Column("copies", "dir", 3, right=True, min_total=72,
-           help="directive blocks (<ultrawork-mode>, …) the payload carried; the Directives pane sums them"),
+           help="directive blocks (<ultrawork-mode>, …) in the payload sent, after the agent's own dedupe; the "
+                "Directives pane sums them, serialized and sent"),
     Column("flags", "flg", 3, help="R rewritten · A avoidable · ≠ logged and recomputed disagree (Flags below)"),
     Column("why", "why (recomputed)", 0, min_total=100, help="the one-line why of the replayed decision"),
 )  # fmt: skip

@@ -58,7 +58,7 @@ from core.agents.senpi.payload.serialize import (
     utf16_truncate,
 )
 from core.agents.shared.pi_family.context import ProviderContext, is_transmitted
-from core.kernel.directives import DirectiveLedger, Seen, TagBlock
+from core.kernel.directives import ULTRAWORK, DirectiveLedger, Seen, TagBlock
 from core.kernel.pipeline import RecordHandler, SessionAnalyzer
 from core.model import TranscriptEntry, Turn, entry_key
 
@@ -245,6 +245,7 @@ class PayloadAnalyzer(SessionAnalyzer):
             ff = facts.flatten_of(lane_name)
             sent, collapsed = ff.after[profile.dedupe]
             raw, history, tags, keep_first = ff.raw, ff.history, ff.tags, ff.keep_first
+            uw_sent = ff.uw_sent[profile.dedupe]
             info.collapsed = collapsed
             info.senpi_saved = {rule: ff.raw - ff.after[rule][0] for rule in (KEEP_LAST, KEEP_IDENTICAL_PREVIOUS)}
             info.recovered_tool_results = bool(ff.note)
@@ -254,6 +255,7 @@ class PayloadAnalyzer(SessionAnalyzer):
             df = delta_facts(lane, n_trans, prev_len, count or 0, recognized)
             sent = raw = df.raw
             history, tags, keep_first = df.history, df.tags, df.keep_first
+            uw_sent = None  # a delta is sent as serialized
             info.count = df.count
             if count is not None and df.count != count:
                 info.count_logged = count  # the context holds fewer transmitted messages than logged
@@ -261,7 +263,7 @@ class PayloadAnalyzer(SessionAnalyzer):
         turn.payload_bytes_raw = raw
         turn.payload_history_bytes = history
         turn.payload_new_bytes = raw - history
-        turn.directives = {tag: {"copies": v[0], "bytes": v[1]} for tag, v in sorted(tags.items())}
+        turn.directives = _directives(tags, uw_sent)
         saved, markers, kept = keep_first
         info.keep_first = {"bytes_after": raw - saved, "saved": saved, "markers": markers, "kept": kept}
         new_msgs = n_trans - prev_trans
@@ -320,6 +322,16 @@ class PayloadAnalyzer(SessionAnalyzer):
             results.payload_mismatches = [self.mismatches[i] for i in sorted(self.mismatches)]
             results.payload_checked = self.checked
             results.payload_profile = (self.confirmed or profile).name
+
+
+def _directives(tags: dict[str, list[int]], uw_sent: tuple[int, int] | None) -> dict[str, dict[str, int]]:
+    """`Turn.directives`: per tag the copies and bytes as serialized, and as sent. senpi's dedupe collapses
+    `<ultrawork-mode>` spans only (flatten only), so every other tag is sent as serialized."""
+    out: dict[str, dict[str, int]] = {}
+    for tag, (copies, nbytes) in sorted(tags.items()):
+        copies_sent, bytes_sent = uw_sent if tag == ULTRAWORK and uw_sent is not None else (copies, nbytes)
+        out[tag] = {"copies": copies, "bytes": nbytes, "copies_sent": copies_sent, "bytes_sent": bytes_sent}
+    return out
 
 
 def _texts(content: Any) -> list[str]:

@@ -338,6 +338,9 @@ class FlattenFacts:
     tags: dict[str, list[int]]
     keep_first: tuple[int, int, int]  # (bytes saved, markers, kept)
     note: bool
+    #: senpi rule -> (copies, bytes) of the `<ultrawork-mode>` blocks of transmitted messages that rule leaves
+    #: in full: `tags[ULTRAWORK]` as sent (the other tags are sent as serialized)
+    uw_sent: dict[str, tuple[int, int]]
 
 
 @dataclass(slots=True)
@@ -378,14 +381,15 @@ def flatten_facts(lane: Lane, completed: Mapping[str, WatchedExecution], recogni
     raw = _ENVELOPE_BYTES + c.sections + _SEP * max(c.labelled - 1, 0) if h else 0
     everything = c
     note_text: str | None = None
+    note_spans: list[tuple[int, int]] = []
     if lane.open_calls:
         note = tool_watch_note(lane.open_calls, completed, lane.namer)
         if note is not None and has_visible_text(note):
             note_text = js_trim(note)
             raw += _NOTE_BYTES + utf8_len(note_text)
             scan = scan_text(note_text)
-            spans = [(tb.digest, tb.nbytes) for tb in scan.ultrawork]
-            everything = everything.extend(spans, scan.ultrawork_tokens, -1, 0)
+            note_spans = [(tb.digest, tb.nbytes) for tb in scan.ultrawork]
+            everything = everything.extend(note_spans, scan.ultrawork_tokens, -1, 0)
     raw += _ANCHOR_BYTES
     if final is not None:
         raw += final.body
@@ -409,9 +413,45 @@ def flatten_facts(lane: Lane, completed: Mapping[str, WatchedExecution], recogni
     if final is not None and n - 1 < lane.prev_len:
         history += final.body
     tags = {t: list(v) for t, v in lane.tag_totals.items() if v[0] and t in recognized}
+    uw_sent = _ultrawork_sent(lane, h, c, everything, note_spans, final)
     return FlattenFacts(
-        raw, after, history, tags, (lane.kf_saved, lane.kf_markers, lane.kf_kept), note_text is not None
+        raw, after, history, tags, (lane.kf_saved, lane.kf_markers, lane.kf_kept), note_text is not None, uw_sent
     )
+
+
+def _ultrawork_sent(
+    lane: Lane, h: int, c: Cum, everything: Cum, note_spans: list[tuple[int, int]], final: Rec | None
+) -> dict[str, tuple[int, int]]:
+    """Per senpi rule, (copies, bytes) of the ultrawork blocks of transmitted messages the rule keeps in full.
+
+    senpi's dedupe sees every span of the prompt; the directive counts see the transmitted messages' only
+    (user prompts, custom messages, tool results: not assistant text or the tool-watch note). When the two
+    are the same spans (always, unless an assistant quoted a whole directive) the prefix totals answer in
+    O(1); otherwise the spans are walked once in serialization order.
+    """
+    copies, nbytes = lane.tag_totals.get(ULTRAWORK, (0, 0))
+    if everything.nested:
+        return {KEEP_LAST: (copies, nbytes), KEEP_IDENTICAL_PREVIOUS: (copies, nbytes)}
+    if (copies, nbytes) == (everything.uw_n, everything.uw_bytes):
+        last = (1, everything.uw_last) if everything.uw_n > 1 else (copies, nbytes)
+        previous = (copies - c.rep_n, nbytes - c.rep_saved) if h else (copies, nbytes)
+        return {KEEP_LAST: last, KEEP_IDENTICAL_PREVIOUS: previous}
+    # (digest, bytes, transmitted, in the replayed history) of every span, in serialization order
+    spans = [(d, n, rec.transmitted, True) for rec in lane.recs[:h] for d, n in rec.uw]
+    spans += [(d, n, False, False) for d, n in note_spans]
+    spans += [(d, n, True, False) for d, n in final.uw] if final is not None else []
+    kept_last = spans[-1:] if len(spans) > 1 else spans
+    kept_previous = []
+    prev: int | None = None
+    for span in spans:
+        if not (span[3] and h and span[0] == prev):
+            kept_previous.append(span)
+        if span[3]:
+            prev = span[0]
+    return {
+        rule: (sum(1 for s in kept if s[2]), sum(s[1] for s in kept if s[2]))
+        for rule, kept in ((KEEP_LAST, kept_last), (KEEP_IDENTICAL_PREVIOUS, kept_previous))
+    }
 
 
 @dataclass(slots=True)
