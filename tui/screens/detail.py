@@ -24,7 +24,7 @@ from textual.widgets import Footer, Static
 from core.agents import Agent, agent_named, drilldown_for
 from core.kernel.diff import diff
 from core.model import DiffChange, Turn
-from core.sanitize import display
+from core.report.redact import shown
 from core.sources.reread import FileReread
 from tui.fmt import MUTED, cell, count, date_time, human_bytes, kind_style, pct, short_id
 from tui.view import EngineView, directive_bytes, payload_bytes, prompt_tokens
@@ -188,7 +188,7 @@ class DetailScreen(Screen[None]):
             loaded = drilldown_for(None)(self.turn, None, FileReread())
         source = self.turn.commit.source if self.turn.commit else None
         cap_label = "capture · last streamed update" if source == "events" else "capture"
-        note = display(loaded.note, 300) if loaded.note else None
+        note = shown(loaded.note, 300) if loaded.note else None
         return Sides(
             capture=loaded.capture,
             commit=loaded.commit,
@@ -227,12 +227,12 @@ class DetailScreen(Screen[None]):
             (short_id(turn.session), "$accent"),
         ]
         if self.session_cwd:
-            parts += [" ", (display(self.session_cwd, 60), MUTED)]
+            parts += [" ", (shown(self.session_cwd, 60), MUTED)]
         parts += ["  ", date_time(turn.ts_ms)]
         if turn.model:
-            parts += ["  ", (display(turn.model, 40), MUTED)]
+            parts += ["  ", (shown(turn.model, 40), MUTED)]
         if turn.stop_reason:
-            parts += ["  stop: ", display(turn.stop_reason, 20)]
+            parts += ["  stop: ", shown(turn.stop_reason, 20)]
         if turn.rewritten:
             parts += ["  ", ("REWRITTEN", "$error bold")]
         if turn.avoidable:
@@ -245,7 +245,7 @@ class DetailScreen(Screen[None]):
         logged = turn.logged
         if logged is not None:
             lines.append(_decision_line("logged", logged.kind, logged.reason, logged.count,
-                                        f"({display(logged.source, 20)})"))  # fmt: skip
+                                        f"({shown(logged.source, 20)})"))  # fmt: skip
         else:
             lines.append(Content.assemble(("logged     ", "bold"), ("no diagnostic and no matched log line", MUTED)))
         rec = turn.recomputed
@@ -262,12 +262,12 @@ class DetailScreen(Screen[None]):
             lines.append(Content.assemble(("recomputed ", "bold"), ("cause not on disk; logged decision taken", MUTED)))
         elif (judged := self._cache_judged()) is not None:
             text = f"— {judged}: judged from the prompt cache (why), not replayed"
-            lines.append(Content.assemble(("recomputed ", "bold"), (display(text, 200), MUTED)))
+            lines.append(Content.assemble(("recomputed ", "bold"), (shown(text, 200), MUTED)))
         else:
             lines.append(Content.assemble(("recomputed ", "bold"), ("no data yet (replay not available)", MUTED)))
         if turn.disagreement:
-            lines.append(Content.assemble(("differs    ", "bold"), (display(turn.disagreement, 300), "$error")))
-        lines.append(Content.assemble(("why        ", "bold"), display(turn.why, 400) if turn.why else ("—", MUTED)))
+            lines.append(Content.assemble(("differs    ", "bold"), (shown(turn.disagreement, 300), "$error")))
+        lines.append(Content.assemble(("why        ", "bold"), shown(turn.why, 400) if turn.why else ("—", MUTED)))
         if turn.avoidable is None:
             lines.append(Content.assemble(("avoidable  ", "bold"), ("— (only re-sends are judged)", MUTED)))
         else:
@@ -288,7 +288,7 @@ class DetailScreen(Screen[None]):
             agent = self.agent
             if agent is not None and not agent.payload_exact:
                 text = f"{agent.name} files hold no system prompt or tools: the prompt is measured in tokens"
-                lines.append(Content.styled(display(text, 200), MUTED))
+                lines.append(Content.styled(shown(text, 200), MUTED))
             else:
                 lines.append(Content.styled("no payload reconstruction yet", MUTED))
         else:
@@ -316,7 +316,7 @@ class DetailScreen(Screen[None]):
                     )
                 )
         if turn.directives:
-            tags = ", ".join(f"{display(tag, 40)}×{int(v.get('copies', 0))}" for tag, v in turn.directives.items())
+            tags = ", ".join(f"{shown(tag, 40)}×{int(v.get('copies', 0))}" for tag, v in turn.directives.items())
             lines.append(Content.assemble(("tags  ", MUTED), tags))
         tokens = turn.tokens
         if tokens:
@@ -332,12 +332,12 @@ class DetailScreen(Screen[None]):
         prints = self.turn.fingerprints
         if not prints:
             if (judged := self._cache_judged()) is not None:
-                return Content.styled(display(f"{judged} keeps no continuity fingerprint: none to show", 200), MUTED)
+                return Content.styled(shown(f"{judged} keeps no continuity fingerprint: none to show", 200), MUTED)
             return Content.styled("no fingerprints yet (computed when the transcript is analysed)", MUTED)
         labels = {"senpi_sha256": "senpi sha256", "senpi_sha256_verbatim": "sha256 verbatim",
                   "senpi_sha256_projected": "sha256 projected", "stable_xxh3": "stable xxh3"}  # fmt: skip
         lines = [
-            Content.assemble((cell(labels.get(name, display(name, 30)), 18), "bold"), (display(value, 100), MUTED))
+            Content.assemble((cell(labels.get(name, shown(name, 30)), 18), "bold"), (shown(value, 100), MUTED))
             for name, value in prints.items()
         ]
         return Content("\n").join(lines)
@@ -348,13 +348,13 @@ class DetailScreen(Screen[None]):
             return Content("Commit")
         parts: list[tuple[str, str] | str] = [
             "Commit: ",
-            (display(commit.outcome, 20), "$error bold" if commit.outcome == "rewritten" else ""),
+            (shown(commit.outcome, 20), "$error bold" if commit.outcome == "rewritten" else ""),
         ]
         extras = [
             x for x in (commit.klass, f"source {commit.source}", commit.variant and f"rule {commit.variant}") if x
         ]
         if extras:
-            parts.append(" · " + display(" · ".join(str(x) for x in extras), 80))
+            parts.append(" · " + shown(" · ".join(str(x) for x in extras), 80))
         return Content.assemble(*parts)
 
     def _diff(self) -> Content:
@@ -362,7 +362,7 @@ class DetailScreen(Screen[None]):
         if commit is None:
             if (judged := self._cache_judged()) is not None:
                 text = f"{judged} records no streamed capture beside the message: no capture-vs-commit check"
-                return Content.styled(display(text, 200), MUTED)
+                return Content.styled(shown(text, 200), MUTED)
             return Content.styled("no commit outcome yet (capture and commit are compared when recorded)", MUTED)
         if not commit.diff:
             return Content.styled("comparing capture and commit…", MUTED)
@@ -389,21 +389,21 @@ def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
     """The field-level differences, one per line: path, change, volatile, capture → commit."""
     if not changes:
         return Content.styled("capture and commit are identical", MUTED)
-    shown = changes[:DIFF_ROWS]
-    path_w = min(40, max(12, *(len(c.path) + 2 for c in shown)))
-    change_w = max(8, *(len(c.change) + 2 for c in shown))
+    listed = changes[:DIFF_ROWS]
+    path_w = min(40, max(12, *(len(c.path) + 2 for c in listed)))
+    change_w = max(8, *(len(c.change) + 2 for c in listed))
     head = cell("path", path_w) + cell("change", change_w) + cell("vol", 4) + "capture → commit"
     lines = [Content.styled(head, "bold")]
-    for change in shown:
+    for change in listed:
         style = "$warning" if change.volatile else "$error"
         lines.append(
             Content.assemble(
-                (cell(display(change.path, 200), path_w), style),
-                cell(display(change.change, 40), change_w),
+                (cell(shown(change.path, 200), path_w), style),
+                cell(shown(change.change, 40), change_w),
                 cell("yes" if change.volatile else "no", 4),
-                (display(_short(change.capture), 60), MUTED),
+                (shown(_short(change.capture), 60), MUTED),
                 " → ",
-                display(_short(change.commit), 60),
+                shown(_short(change.commit), 60),
             )
         )
     if len(changes) > DIFF_ROWS:
@@ -421,8 +421,8 @@ def _decision_line(label: str, kind: str, reason: str, n: int | None, note: str 
                    verdict: tuple[str, str] = ("", "")) -> Content:  # fmt: skip
     return Content.assemble(
         (cell(label, 11), "bold"),
-        (cell(display(kind, 20), 10), kind_style(kind)),
-        display(reason, 80),
+        (cell(shown(kind, 20), 10), kind_style(kind)),
+        shown(reason, 80),
         (f"  n={n}" if n is not None else "", MUTED),
         (f"  {note}" if note else "", MUTED),
         ("  " if verdict[0] else "", ""),
@@ -447,13 +447,13 @@ def _bar(total: int | None, parts: list[tuple[int | None, str]], width: int = 40
 
 
 def _short(value: Any) -> str:
+    """A diff side as one JSON text, whole: `shown` clips it after redaction (a secret cut first would leak)."""
     if value is None:
         return "∅"
     try:
-        text = orjson.dumps(value).decode()
+        return orjson.dumps(value).decode()
     except TypeError:
-        text = str(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+        return str(value)
 
 
 def _present(value: Any) -> set[str]:

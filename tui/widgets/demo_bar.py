@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED
 
 
@@ -33,7 +33,7 @@ class DemoBar(Static):
         fate = "kept on exit" if self.kept else "removed on exit"
         if not self.kept and self.label.startswith("demo"):
             fate += " (--demo-dir DIR keeps it)"
-        where = display(self.path, 300)
+        where = shown(self.path, 300)
         parts: list[tuple[str, str] | str] = [(self.label, "$accent bold"), (where, "bold"), " · ", (fate, MUTED)]
         hint: list[tuple[str, str] | str] = [(" · try ", MUTED), ("continuity-tui report " + where, "$accent")]
         line = Content.assemble(*parts, *hint)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, cell, fit_count, human_bytes, num_cell, pct, short_bytes, short_id
 from tui.view import DedupeInfo, SessionSummary, TagTotals
 
@@ -247,7 +247,7 @@ class DirectivePane(Static):
                 lines.append(Content.styled(f"+{len(ordered) - i} more tags (ctrl+p → Zoom directives)", MUTED))
                 break
             figures = Figures(totals.copies, totals.bytes, self.payload, totals.injections, totals.saved_bytes)
-            lines.append(_row(display(tag, 80), figures, shape, bold=True))
+            lines.append(_row(shown(tag, 80), figures, shape, bold=True))
         # zoomed (command palette) or a very tall terminal: the per-session block and the legend. Counted before
         # building: with thousands of sessions the block never fits, and building it cost ~0.4 s per repaint
         tagged = sum(1 for summary in self.sessions if summary.tags)
@@ -274,9 +274,9 @@ class DirectivePane(Static):
             )
             top, totals = max(summary.tags.items(), key=lambda item: item[1].bytes)
             share = totals.bytes / summary.payload_total if summary.payload_total else None
-            where = display(os.path.basename((summary.cwd or "").rstrip("/")), 30)
+            where = shown(os.path.basename((summary.cwd or "").rstrip("/")), 30)
             label = short_id(summary.session_id) + (" " + where if where else "")
-            top_text = f"  top {display(top, 40)} {pct(share)}"
+            top_text = f"  top {shown(top, 40)} {pct(share)}"
             rows.append(Content.assemble(_row(label, figures, shape), (top_text, MUTED)))
         if not rows:
             return []
