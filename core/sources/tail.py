@@ -52,6 +52,8 @@ __all__ = ["HEAD_BYTES", "FileBatch", "FileStat", "GenSnap", "Line", "Notice", "
 HEAD_BYTES = 256
 """Bytes of a generation's head kept to recognise it: enough to differ between two JSONL files (timestamps,
 ids), small enough to re-read after every read."""
+#: the UTF-8 byte order mark, accepted (and skipped) at the start of a file
+BOM = b"\xef\xbb\xbf"
 
 _MAX_TOMBSTONES = 1024
 """Streams remembered after all their files disappeared (see ``Sources._prune``)."""
@@ -1470,6 +1472,11 @@ class Sources:
         discarded as they arrive and only its start offset and number are remembered for the notice.
         """
         base = g.pos
+        if base == 0 and data.startswith(BOM):
+            # a UTF-8 BOM before line 1 (an editor or a Windows tool wrote the file) is no part of the line: the
+            # line starts after it, at offset 3, so a re-read by offset still gets exactly its bytes
+            data = data[len(BOM) :]
+            base = g.line_start = len(BOM)
         start = 0
         limit = self.max_line_bytes
         n = len(data)
