@@ -2,8 +2,8 @@
 
 Terminal widgets write segment text to the terminal unchanged, so an OSC title sequence or `ESC c` inside a
 log line would reach the user's terminal. Stripping happens here, in core, so every surface (TUI panes,
-notifications, Markdown, HTML) receives the same clean text. Bidi overrides are removed too: they can make a
-path or reason read differently from what it is.
+notifications, Markdown, HTML) receives the same clean text. Bidi overrides and zero-width characters are
+replaced too: they can make a path or reason read differently from what it is.
 """
 
 from __future__ import annotations
@@ -16,9 +16,16 @@ _ESCAPES = re.compile(
     r"|[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC ... ST
     r"|[ -/]*[0-~])?"  # nF / Fp / Fe / Fs escapes (ESC c = reset); a lone ESC too
 )
-# C0 (but \t, \n), DEL, C1; bidi marks, embeddings, overrides and isolates (ALM included); lone surrogates,
-# which file names that are not UTF-8 carry (surrogateescape) and which no terminal write can encode
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 (but \t, \n), DEL, C1; bidi marks, embeddings, overrides and isolates (ALM included); zero-width and
+# invisible formatting characters (ZWSP, ZWNJ, ZWJ, word joiner, invisible operators, the Mongolian vowel
+# separator, a BOM that is not at a file's start, interlinear annotations): two paths or reasons that differ only
+# by one look the same, so each is shown as U+FFFD, never dropped (a ZWJ inside an emoji sequence shows too);
+# lone surrogates, which file names that are not UTF-8 carry (surrogateescape) and which no terminal write can
+# encode
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    r"\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 REPLACEMENT = "\ufffd"

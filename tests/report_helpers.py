@@ -155,8 +155,11 @@ class Transcript:
         return "".join(json.dumps(line) + "\n" for line in self.lines)
 
 
-def write_agent(root: Path, *, extra: str = "", secret: str = "", bad_lines: bool = True) -> Path:
-    """An agent dir under `root`; returns the agent dir. `extra` goes into every free-text field."""
+def write_agent(
+    root: Path, *, extra: str = "", secret: str = "", bad_lines: bool = True, folder_extra: str | None = None
+) -> Path:
+    """An agent dir under `root`; returns the agent dir. `extra` goes into every free-text field (and the session
+    directory's name, unless `folder_extra` is given: a name holds 255 bytes at most)."""
     agent = root / "agent"
     logs = agent / "logs"
     logs.mkdir(parents=True)
@@ -184,7 +187,7 @@ def write_agent(root: Path, *, extra: str = "", secret: str = "", bad_lines: boo
     (logs / "session.log").write_text("\n".join(tail) + "\n", encoding="utf-8")
 
     cwd = f"/home/dev/shop{extra}"
-    folder = agent / "sessions" / f"--home-dev-shop{_safe(extra)}--"
+    folder = agent / "sessions" / f"--home-dev-shop{_safe(extra if folder_extra is None else folder_extra)}--"
     folder.mkdir(parents=True)
     transcript = Transcript(SESSION_ID, cwd, extra)
     transcript.add({"type": "model_change", "provider": "claude-sdk-oauth", "modelId": "claude-opus-4-8"}, 0)

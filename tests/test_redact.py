@@ -202,3 +202,14 @@ def test_the_fast_gate_knows_what_ignorecase_folds() -> None:
 
     for text in ("paſſword", "\u212aey api", "aıda", "AİDA", "Sk-", "BEARER", "api-KEY", "ghS_"):
         assert bool(_TRIGGER.search(text)) <= _may_hold_secret(text), text
+
+
+def test_a_google_key_before_a_dash_and_a_secret_key_repeated_in_a_path_are_replaced() -> None:
+    """A senpi session dir ends in `--`, a dash the Google key's own alphabet has; a file named like its
+    directory repeats `key = value`: the first value stops before the second key, so both are replaced."""
+    google = "AIzaSyD9tSrke72PouQMnMXa7eZSW0jkFMBWY_x"
+    out, hits = redact_text(f"sessions/--home-{google}--/{google}.jsonl")
+    assert google not in out and hits == ["google_api_key", "google_api_key"], out
+    aws = "aws_secret_access_key = wJalrXUtnFEMIzK7MDENGzbPxRfiCYzEXAMPLEKEY"
+    out, hits = redact_text(f"sessions/--k {aws}--/{aws}.jsonl")
+    assert "wJalrXUtnFEMIzK7" not in out and len(hits) == 2, out

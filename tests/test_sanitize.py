@@ -34,11 +34,13 @@ HOSTILE = Path(__file__).parent / "data" / "hostile"
 
 #: what may never survive sanitize (tab and newline are kept; display also folds newline)
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+#: zero-width and invisible formatting characters (shown as U+FFFD: a name holding one looks like another)
+ZERO_WIDTH = "\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u206a\u206f\ufeff\ufff9\ufffb"
 
 
 def forbidden(ch: str) -> bool:
     o = ord(ch)
-    return (o < 0x20 and ch not in "\t\n") or 0x7F <= o <= 0x9F or ch in BIDI or 0xD800 <= o <= 0xDFFF
+    return (o < 0x20 and ch not in "\t\n") or 0x7F <= o <= 0x9F or ch in BIDI + ZERO_WIDTH or 0xD800 <= o <= 0xDFFF
 
 
 CASES = [
@@ -84,6 +86,11 @@ CASES = [
     ("\u202a\u202b\u202c\u202dx", R * 4 + "x"),
     ("\u2066\u2067\u2068\u2069x", R * 4 + "x"),
     ("\u200e\u200f\u061cx", R * 3 + "x"),
+    # zero-width: space, non-joiner, joiner, word joiner, a BOM mid-line
+    ("pay\u200bpal.com", "pay" + R + "pal.com"),
+    ("a\u200c\u200d\u2060b", "a" + R * 3 + "b"),
+    ("reason\ufeff", "reason" + R),
+    (ZERO_WIDTH, R * len(ZERO_WIDTH)),
     # a lone surrogate, from a file name that is not UTF-8
     ("name\udcff.jsonl", "name" + R + ".jsonl"),
 ]
@@ -138,7 +145,9 @@ def test_decode_never_raises_and_replaces_invalid_utf8() -> None:
 hostile_text = st.text(
     alphabet=st.one_of(
         st.characters(codec=None, exclude_categories=()),  # anything, surrogates included
-        st.sampled_from(["\x1b", "[", "]", "P", "\\", "\x07", "\x9b", "\x9d", ";", "0", "c", "\u202e", "\n"]),
+        st.sampled_from(
+            ["\x1b", "[", "]", "P", "\\", "\x07", "\x9b", "\x9d", ";", "0", "c", "\u202e", "\u200b", "\ufeff", "\n"]
+        ),
     ),
     max_size=200,
 )
@@ -230,3 +239,30 @@ def test_display_fast_path_changes_nothing(value: str, limit: int) -> None:
     from core.sanitize import clip, one_line, sanitize
 
     assert display(value, limit) == clip(sanitize(one_line(value)), limit)
+
+
+async def test_zero_width_and_bidi_reach_no_report_and_no_screen(tmp_path: Path) -> None:
+    """Written into every free-text place (cwd, model, kinds and reasons, message text, an error line, the session
+    dir's name): the JSON, Markdown and HTML reports (with message text too) and the dashboard's screens carry
+    none of them, and show U+FFFD where one was."""
+    from report_helpers import report_for, write_agent
+    from tui_fixtures import FROZEN, screen_output, wait_loaded
+
+    from core.engine import Engine
+    from core.report import ReportOptions, render
+    from tui.app import ContinuityApp
+
+    invisible = "\u200b\u200d\ufeff\u202e\u2066"
+    agent = write_agent(tmp_path, extra=f" zw{invisible}x ", secret=f"s{invisible}")
+    report = report_for(agent, ReportOptions(include_text=True))
+    outputs = {fmt: render(report, fmt) for fmt in ("json", "md", "html")}
+    app = ContinuityApp(Engine([agent]), live=False, clock=lambda: FROZEN)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_loaded(pilot, app)
+        outputs["main screen"] = "\n".join(screen_output(app)[1])
+        await pilot.press("p")
+        await pilot.pause()
+        outputs["problems"] = "\n".join(screen_output(app)[1])
+    for where, body in outputs.items():
+        assert not any(ch in body for ch in invisible), where
+    assert "zw" + R * len(invisible) + "x" in outputs["md"]

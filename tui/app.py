@@ -50,7 +50,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.model import Problem, Turn
-from core.sanitize import display
+from core.report.redact import shown
 from tui.clipboard import choices, diff_text, fingerprints_text, inert, json_text, summary_text
 from tui.config import Config, save_theme
 from tui.filters import RowFilter, parse
@@ -691,7 +691,7 @@ class ContinuityApp(App[None]):
                 line = f":{problem.line}" if problem.line is not None else ""
                 offset = f" @{problem.offset:,}" if problem.offset is not None else ""
                 where = relative(problem.path, snapshot.status.roots)  # as the problems screen names it
-                text = f"after this call: {display(where, 200)}{line}{offset} {display(problem.error, 200)}"
+                text = f"after this call: {shown(where, 200)}{line}{offset} {shown(problem.error, 200)}"
                 self.notify(text, title="Problem", severity="warning", markup=False, timeout=6)
 
     def action_open(self) -> None:

@@ -21,24 +21,22 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def say(message: str) -> None:
     """One line on stderr, secrets replaced (a path or an error can hold one) and controls made inert. A closed
     or broken stderr loses the line, never the command."""
-    from core.report.redact import redact_text
-    from core.sanitize import display
+    from core.report.redact import shown
 
     if sys.stderr is None:
         return
     with contextlib.suppress(OSError, ValueError):
-        print(f"continuity-tui: {display(redact_text(message)[0], 2000)}", file=sys.stderr, flush=True)
+        print(f"continuity-tui: {shown(message, 2000)}", file=sys.stderr, flush=True)
 
 
 def say_lines(lines: list[str]) -> None:
     """Several lines this tool composed (the places looked in when nothing is found), each redacted and inert as
     `say` makes one: a line break inside a value is never taken for one of these."""
-    from core.report.redact import redact_text
-    from core.sanitize import display
+    from core.report.redact import shown
 
     if sys.stderr is None:
         return
-    text = "\n".join(display(redact_text(line)[0], 2000) for line in lines)
+    text = "\n".join(shown(line, 2000) for line in lines)
     with contextlib.suppress(OSError, ValueError):
         print(f"continuity-tui: {text}", file=sys.stderr, flush=True)
 

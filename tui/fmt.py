@@ -12,7 +12,7 @@ import time
 from rich.cells import cell_len, set_cell_size
 from textual.content import Content
 
-from core.sanitize import display
+from core.report.redact import shown
 
 #: Style of each kind of call. Re-sends (fork, flatten, re-send) are the warm colours a user reads first; a
 #: compaction (rebuilt on purpose) is a lighter shade of bootstrap's; an aborted call, which did nothing, recedes.
@@ -126,7 +126,7 @@ def date_time(ms: int | None) -> str:
 
 def short_id(session_id: str, width: int = 8) -> str:
     """The head of a session id: it is what users see in transcript file names and grep for."""
-    return display(session_id, width + 1)[:width]
+    return shown(session_id, width + 1)[:width]
 
 
 def cell(text: str, width: int, *, right: bool = False) -> str:
@@ -146,4 +146,4 @@ def cell(text: str, width: int, *, right: bool = False) -> str:
 
 def data(text: object, limit: int = 2000) -> Content:
     """Data from a file as inert `Content`: sanitized, one line, never parsed as markup."""
-    return Content(display(text, limit))
+    return Content(shown(text, limit))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import orjson
 
 from core.sources import Line
+from core.sources.tail import BOM
 
 #: A document bigger than this is not held in memory: its lines are reported as unrecognised instead.
 DOCUMENT_MAX_BYTES = 16 * 1024 * 1024
@@ -22,7 +23,7 @@ DOCUMENT_MAX_BYTES = 16 * 1024 * 1024
 
 def opens_document(line: Line) -> bool:
     """The first line of a file that is only `{`: the start of a pretty-printed object, never a JSONL line."""
-    return line.offset == 0 and line.data.strip() == b"{"
+    return line.offset in (0, len(BOM)) and line.data.strip() == b"{"
 
 
 def join_document(lines: list[Line]) -> Line | None:
@@ -35,7 +36,7 @@ def join_document(lines: list[Line]) -> Line | None:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    return Line(lines[0].lineno, 0, data) if isinstance(obj, dict) else None
+    return Line(lines[0].lineno, lines[0].offset, data) if isinstance(obj, dict) else None
 
 
 def document_on_disk(path: str, held: list[Line]) -> Line | None:
@@ -48,9 +49,11 @@ def document_on_disk(path: str, held: list[Line]) -> Line | None:
             data = fh.read(DOCUMENT_MAX_BYTES + 1)
     except OSError:
         return None
+    data = data.removeprefix(BOM)  # the tailer took it off line 1 (`core.sources.tail.BOM`)
     start = b"\n".join(line.data for line in held)
     if len(data) > DOCUMENT_MAX_BYTES or not data.startswith(start):
         return None
     lines = data.rstrip(b"\n").split(b"\n")
-    joined = join_document([Line(held[0].lineno + i, 0 if i == 0 else 1, raw) for i, raw in enumerate(lines)])
+    first = held[0].offset  # 0, or 3 after a BOM
+    joined = join_document([Line(held[0].lineno + i, first if i == 0 else 1, raw) for i, raw in enumerate(lines)])
     return joined

@@ -23,6 +23,7 @@ import orjson
 from ahocorasick_rs import AhoCorasick
 
 from core.report.stream import TurnStream
+from core.sanitize import clip, display
 
 MARK = "[REDACTED:{}]"
 
@@ -217,7 +218,9 @@ RULES: tuple[_Rule, ...] = (
         ("secret",),
         group=3,
     ),
-    _Rule("google_api_key", _r(r"(?<![A-Za-z0-9_])AIza[\w-]{35}" + _E), ("aiza",), ("gcp-api-key",)),
+    # a `-` may follow (a senpi session dir `--…-AIza…--`): the key's own alphabet has it, so a longer run keeps
+    # its tail, and the 39 characters that are the key are replaced
+    _Rule("google_api_key", _r(r"(?<![A-Za-z0-9_])AIza[\w-]{35}(?![A-Za-z0-9_])"), ("aiza",), ("gcp-api-key",)),
     _Rule("oauth_token", _r(r"(?<![A-Za-z0-9])(?:ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{20,})"), ("ya29", "1//")),
     _Rule(
         "stripe_key",
@@ -323,7 +326,10 @@ RULES: tuple[_Rule, ...] = (
         _r(
             rf"(?i)(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{{0,40}}{_SECRET_KEY_WORDS})"
             r"(?P<sep>\\?[\"']?\s*[:=]\s*(?P<q>\\?[\"'])?)"
-            r"(?P<val>(?(q)[^\"'\\\n\u23ce]{8,}|[^\s\"'\\<>,;&)\]}]{8,}))"
+            # an unquoted value ends before a path's next part that is a secret key of its own (a file named
+            # like its directory): swallowing that key would leave the next value with none
+            r"(?P<val>(?(q)[^\"'\\\n\u23ce]{8,}|(?:(?!/[A-Za-z0-9_.-]{0,40}"
+            rf"{_SECRET_KEY_WORDS}\s*[:=])[^\s\"'\\<>,;&)\]}}]){{8,}}))"
         ),
         _GENERIC_KEYWORDS,
         ("generic-api-key",),
@@ -486,6 +492,42 @@ def redact_text(text: str) -> tuple[str, list[str]]:
     return out, list(hits)
 
 
+#: characters past a screen's clip that are redacted with what is shown: a secret cut where the text is cut
+#: may no longer match its rule (`AIza` + 20 of its 35), so the cut is kept this far past the clip, beyond
+#: the longest shape a rule needs to see whole (a Hugging Face or Slack token, ~100; a PEM key matches cut)
+_SCREEN_MARGIN = 512
+
+
+def field_secret(key: str, value: str) -> str | None:
+    """The kind of secret a string is as a whole because of the key it is under (`"refreshToken": "…"`), or None."""
+    if _SECRET_KEY.match(key) and len(value) >= 8 and _looks_secret(value):
+        return "oauth_token" if any(w in key.lower() for w in ("access", "refresh", "oauth")) else "secret"
+    return None
+
+
+def shown(value: object, limit: int = 2000, *, key: str | None = None) -> str:
+    """What a screen shows of a data value: `core.sanitize.display` (inert, one line, clipped to `limit`) with
+    every secret replaced as in the reports, by the same rules. The TUI shows data only through this.
+
+    Redaction runs on the text made inert and single-line, before the clip: stripping an escape or folding a
+    line break moves characters into view, and a secret cut by the clip would leak its first part. A giant
+    value (a tool output) is redacted only as far as `limit` plus a margin, grown while redaction shortens it.
+    `key`: the JSON key the value is under (a string under a secret-named key is a secret whole)."""
+    if key is not None and isinstance(value, str) and (kind := field_secret(key, value)) is not None:
+        return _mark(kind)
+    if isinstance(value, str) and len(value) < 8 and value.isprintable():
+        return value  # too short for any rule (`redact_text` returns these as they are)
+    text = value if isinstance(value, str) else str(value)
+    keep = limit + _SCREEN_MARGIN
+    size = keep
+    while True:
+        head = display(text[:size], size)  # never clipped: one_line and sanitize only shorten
+        out = redact_text(head)[0]
+        if size >= len(text) or len(out) >= keep:
+            return clip(out, limit)
+        size *= 2
+
+
 @dataclass
 class Redactor:
     """Walks a JSON-like value, replacing secrets in every string (keys included) and counting them."""
@@ -503,8 +545,8 @@ class Redactor:
         if isinstance(obj, _Redacted):
             return obj.value
         if isinstance(obj, str):
-            if key is not None and _SECRET_KEY.match(key) and len(obj) >= 8 and _looks_secret(obj):
-                kind = "oauth_token" if any(w in key.lower() for w in ("access", "refresh", "oauth")) else "secret"
+            kind = None if key is None else field_secret(key, obj)
+            if kind is not None:
                 self.counts[kind] += 1
                 return _mark(kind)
             return self.text(obj)

@@ -61,6 +61,7 @@ class DirWatcher:
         flat: list[str],
         accept: Callable[[str], bool],
         *,
+        on_change: Callable[[set[str]], None] | None = None,
         debounce_ms: int = 50,
         step_ms: int = 50,
         rust_timeout_ms: int = 1_000,
@@ -68,6 +69,9 @@ class DirWatcher:
     ) -> None:
         self._groups = [(sorted(set(recursive)), True), (sorted(set(flat) - set(recursive)), False)]
         self._accept = accept
+        #: called in the watch thread with the paths of each batch of changes, before the poller wakes: the
+        #: tailer pins new generations of its log families there (`Sources._pin`), whenever the poll comes
+        self._on_change = on_change
         # watchfiles yields a batch once no change came for `step` ms, or after `debounce` ms of steady changes:
         # a session appending a line every 50 ms would otherwise wait the whole debounce every time. 50 ms keeps
         # write-to-screen p95 under 250 ms (bench/); a poll after an event costs only the hinted files.
@@ -171,7 +175,13 @@ class DirWatcher:
                 )
                 for changes in changes_iter:
                     if changes:
-                        self._hint({path for _change, path in changes})
+                        paths = {path for _change, path in changes}
+                        self._hint(paths)
+                        if self._on_change is not None:
+                            try:
+                                self._on_change(paths)
+                            except Exception as exc:  # a hint's follow-up; the poll's own survey is the guarantee
+                                log.debug("on_change for %d paths failed: %s", len(paths), exc)
                         self._fired.set()
                     if self._stop.is_set():
                         break

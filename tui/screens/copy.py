@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.clipboard import Choice
 from tui.fmt import MUTED
 
@@ -42,7 +42,7 @@ class CopyScreen(ModalScreen[str | None]):
             box.border_title = "Copy to the clipboard"
             yield OptionList(
                 *(
-                    Option(Content.assemble((f"{c.key}  ", "bold $accent"), display(c.label, 200)), id=c.id)
+                    Option(Content.assemble((f"{c.key}  ", "bold $accent"), shown(c.label, 200)), id=c.id)
                     for c in self.choices
                 ),
                 id="copy-options",

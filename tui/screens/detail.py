@@ -25,7 +25,7 @@ from core.agents import Agent, agent_named, drilldown_for
 from core.kernel.diff import diff
 from core.kernel.directives import sent_counts
 from core.model import DiffChange, Turn
-from core.sanitize import display
+from core.report.redact import shown
 from core.sources.reread import FileReread
 from tui.fmt import MUTED, cell, count, date_time, human_bytes, kind_style, pct, short_id
 from tui.view import EngineView, directive_bytes, payload_bytes, prompt_tokens
@@ -189,7 +189,7 @@ class DetailScreen(Screen[None]):
             loaded = drilldown_for(None)(self.turn, None, FileReread())
         source = self.turn.commit.source if self.turn.commit else None
         cap_label = "capture · last streamed update" if source == "events" else "capture"
-        note = display(loaded.note, 300) if loaded.note else None
+        note = shown(loaded.note, 300) if loaded.note else None
         return Sides(
             capture=loaded.capture,
             commit=loaded.commit,
@@ -228,12 +228,12 @@ class DetailScreen(Screen[None]):
             (short_id(turn.session), "$accent"),
         ]
         if self.session_cwd:
-            parts += [" ", (display(self.session_cwd, 60), MUTED)]
+            parts += [" ", (shown(self.session_cwd, 60), MUTED)]
         parts += ["  ", date_time(turn.ts_ms)]
         if turn.model:
-            parts += ["  ", (display(turn.model, 40), MUTED)]
+            parts += ["  ", (shown(turn.model, 40), MUTED)]
         if turn.stop_reason:
-            parts += ["  stop: ", display(turn.stop_reason, 20)]
+            parts += ["  stop: ", shown(turn.stop_reason, 20)]
         if turn.rewritten:
             parts += ["  ", ("REWRITTEN", "$error bold")]
         if turn.avoidable:
@@ -246,7 +246,7 @@ class DetailScreen(Screen[None]):
         logged = turn.logged
         if logged is not None:
             lines.append(_decision_line("logged", logged.kind, logged.reason, logged.count,
-                                        f"({display(logged.source, 20)})"))  # fmt: skip
+                                        f"({shown(logged.source, 20)})"))  # fmt: skip
         else:
             lines.append(Content.assemble(("logged     ", "bold"), ("no diagnostic and no matched log line", MUTED)))
         rec = turn.recomputed
@@ -263,12 +263,12 @@ class DetailScreen(Screen[None]):
             lines.append(Content.assemble(("recomputed ", "bold"), ("cause not on disk; logged decision taken", MUTED)))
         elif (judged := self._cache_judged()) is not None:
             text = f"— {judged}: judged from the prompt cache (why), not replayed"
-            lines.append(Content.assemble(("recomputed ", "bold"), (display(text, 200), MUTED)))
+            lines.append(Content.assemble(("recomputed ", "bold"), (shown(text, 200), MUTED)))
         else:
             lines.append(Content.assemble(("recomputed ", "bold"), ("no data yet (replay not available)", MUTED)))
         if turn.disagreement:
-            lines.append(Content.assemble(("differs    ", "bold"), (display(turn.disagreement, 300), "$error")))
-        lines.append(Content.assemble(("why        ", "bold"), display(turn.why, 400) if turn.why else ("—", MUTED)))
+            lines.append(Content.assemble(("differs    ", "bold"), (shown(turn.disagreement, 300), "$error")))
+        lines.append(Content.assemble(("why        ", "bold"), shown(turn.why, 400) if turn.why else ("—", MUTED)))
         if turn.avoidable is None:
             lines.append(Content.assemble(("avoidable  ", "bold"), ("— (only re-sends are judged)", MUTED)))
         else:
@@ -288,7 +288,7 @@ class DetailScreen(Screen[None]):
             agent = self.agent
             if agent is not None and not agent.payload_exact:
                 text = f"{agent.name} files hold no system prompt or tools: the prompt is measured in tokens"
-                lines.append(Content.styled(display(text, 200), MUTED))
+                lines.append(Content.styled(shown(text, 200), MUTED))
             else:
                 lines.append(Content.styled("no payload reconstruction yet", MUTED))
         else:
@@ -339,12 +339,12 @@ class DetailScreen(Screen[None]):
         prints = self.turn.fingerprints
         if not prints:
             if (judged := self._cache_judged()) is not None:
-                return Content.styled(display(f"{judged} keeps no continuity fingerprint: none to show", 200), MUTED)
+                return Content.styled(shown(f"{judged} keeps no continuity fingerprint: none to show", 200), MUTED)
             return Content.styled("no fingerprints yet (computed when the transcript is analysed)", MUTED)
         labels = {"senpi_sha256": "senpi sha256", "senpi_sha256_verbatim": "sha256 verbatim",
                   "senpi_sha256_projected": "sha256 projected", "stable_xxh3": "stable xxh3"}  # fmt: skip
         lines = [
-            Content.assemble((cell(labels.get(name, display(name, 30)), 18), "bold"), (display(value, 100), MUTED))
+            Content.assemble((cell(labels.get(name, shown(name, 30)), 18), "bold"), (shown(value, 100), MUTED))
             for name, value in prints.items()
         ]
         return Content("\n").join(lines)
@@ -355,13 +355,13 @@ class DetailScreen(Screen[None]):
             return Content("Commit")
         parts: list[tuple[str, str] | str] = [
             "Commit: ",
-            (display(commit.outcome, 20), "$error bold" if commit.outcome == "rewritten" else ""),
+            (shown(commit.outcome, 20), "$error bold" if commit.outcome == "rewritten" else ""),
         ]
         extras = [
             x for x in (commit.klass, f"source {commit.source}", commit.variant and f"rule {commit.variant}") if x
         ]
         if extras:
-            parts.append(" · " + display(" · ".join(str(x) for x in extras), 80))
+            parts.append(" · " + shown(" · ".join(str(x) for x in extras), 80))
         return Content.assemble(*parts)
 
     def _diff(self) -> Content:
@@ -370,10 +370,10 @@ class DetailScreen(Screen[None]):
             agent = self.agent
             if agent is not None and agent.load().drilldown is None:
                 text = f"{agent.name} records no streamed capture beside the message: no capture-vs-commit check"
-                return Content.styled(display(text, 200), MUTED)
+                return Content.styled(shown(text, 200), MUTED)
             if agent is not None and agent.rules is not None:
                 text = f"no streamed version of this call was read: no capture-vs-commit check ({agent.name})"
-                return Content.styled(display(text, 200), MUTED)
+                return Content.styled(shown(text, 200), MUTED)
             return Content.styled("no commit outcome yet (capture and commit are compared when recorded)", MUTED)
         if not commit.diff:
             return Content.styled("comparing capture and commit…", MUTED)
@@ -400,21 +400,21 @@ def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
     """The field-level differences, one per line: path, change, volatile, capture → commit."""
     if not changes:
         return Content.styled("capture and commit are identical", MUTED)
-    shown = changes[:DIFF_ROWS]
-    path_w = min(40, max(12, *(len(c.path) + 2 for c in shown)))
-    change_w = max(8, *(len(c.change) + 2 for c in shown))
+    listed = changes[:DIFF_ROWS]
+    path_w = min(40, max(12, *(len(c.path) + 2 for c in listed)))
+    change_w = max(8, *(len(c.change) + 2 for c in listed))
     head = cell("path", path_w) + cell("change", change_w) + cell("vol", 4) + "capture → commit"
     lines = [Content.styled(head, "bold")]
-    for change in shown:
+    for change in listed:
         style = "$warning" if change.volatile else "$error"
         lines.append(
             Content.assemble(
-                (cell(display(change.path, 200), path_w), style),
-                cell(display(change.change, 40), change_w),
+                (cell(shown(change.path, 200), path_w), style),
+                cell(shown(change.change, 40), change_w),
                 cell("yes" if change.volatile else "no", 4),
-                (display(_short(change.capture), 60), MUTED),
+                (shown(_short(change.capture), 60), MUTED),
                 " → ",
-                display(_short(change.commit), 60),
+                shown(_short(change.commit), 60),
             )
         )
     if len(changes) > DIFF_ROWS:
@@ -432,8 +432,8 @@ def _decision_line(label: str, kind: str, reason: str, n: int | None, note: str 
                    verdict: tuple[str, str] = ("", "")) -> Content:  # fmt: skip
     return Content.assemble(
         (cell(label, 11), "bold"),
-        (cell(display(kind, 20), 10), kind_style(kind)),
-        display(reason, 80),
+        (cell(shown(kind, 20), 10), kind_style(kind)),
+        shown(reason, 80),
         (f"  n={n}" if n is not None else "", MUTED),
         (f"  {note}" if note else "", MUTED),
         ("  " if verdict[0] else "", ""),
@@ -445,7 +445,7 @@ def _tag_copies(tag: str, values: dict[str, int]) -> str:
     """`ultrawork-mode×1 (70 serialized)`: the copies sent, and as serialized where the dedupe changed them."""
     sent, _ = sent_counts(values)
     serialized = int(values.get("copies", 0))
-    return f"{display(tag, 40)}×{sent}" + (f" ({serialized:,} serialized)" if serialized != sent else "")
+    return f"{shown(tag, 40)}×{sent}" + (f" ({serialized:,} serialized)" if serialized != sent else "")
 
 
 def _bar(total: int | None, parts: list[tuple[int | None, str]], width: int = 40) -> Content:
@@ -465,13 +465,13 @@ def _bar(total: int | None, parts: list[tuple[int | None, str]], width: int = 40
 
 
 def _short(value: Any) -> str:
+    """A diff side as one JSON text, whole: `shown` clips it after redaction (a secret cut first would leak)."""
     if value is None:
         return "∅"
     try:
-        text = orjson.dumps(value).decode()
+        return orjson.dumps(value).decode()
     except TypeError:
-        text = str(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+        return str(value)
 
 
 def _present(value: Any) -> set[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED
 
 
@@ -38,10 +38,10 @@ class DemoBar(Static):
         fate = "kept on exit" if self.kept else "removed on exit"
         if not self.kept and self.label.startswith("demo"):
             fate += " (--demo-dir DIR keeps it)"
-        where = display(self.path, 300)
+        where = shown(self.path, 300)
         parts: list[tuple[str, str] | str] = [(self.label, "$accent bold"), (where, "bold")]
         if self.homes:
-            parts.append(" (" + " ".join(display(home, 40) + "/" for home in self.homes) + ")")
+            parts.append(" (" + " ".join(shown(home, 40) + "/" for home in self.homes) + ")")
         parts += [" · ", (fate, MUTED)]
         hint: list[tuple[str, str] | str] = [(" · try ", MUTED), ("continuity-tui report " + where, "$accent")]
         line = Content.assemble(*parts, *hint)

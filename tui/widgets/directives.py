@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, cell, fit_count, num_cell, pct, short_bytes, short_id
 from tui.view import LargestPayload, SessionSummary, TagTotals
 
@@ -352,7 +352,7 @@ class DirectivePane(Static):
                 break
             figures = Figures(t.copies, t.bytes, t.copies_sent, t.bytes_sent, totals.payload_raw,
                               totals.payload_sent, t.injections, t.saved_bytes)  # fmt: skip
-            lines.append(_row(display(tag, 80), figures, shape, bold=True))
+            lines.append(_row(shown(tag, 80), figures, shape, bold=True))
         # zoomed (command palette) or a very tall terminal: the per-session block and the legend. Counted before
         # building: with thousands of sessions the block never fits, and building it cost ~0.4 s per repaint
         tagged = sum(1 for summary in self.sessions if summary.tags)
@@ -382,9 +382,9 @@ class DirectivePane(Static):
                 sum(saved) if saved else None,
             )
             top, totals = max(summary.tags.items(), key=lambda item: (item[1].bytes_sent, item[1].bytes))
-            where = display(os.path.basename((summary.cwd or "").rstrip("/")), 30)
+            where = shown(os.path.basename((summary.cwd or "").rstrip("/")), 30)
             label = short_id(summary.session_id) + (" " + where if where else "")
-            top_text = f"  top {display(top, 40)} {pct(share(totals.bytes_sent, summary.measured_sent))}"
+            top_text = f"  top {shown(top, 40)} {pct(share(totals.bytes_sent, summary.measured_sent))}"
             rows.append(Content.assemble(_row(label, figures, shape), (top_text, MUTED)))
         if not rows:
             return []

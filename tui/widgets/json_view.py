@@ -20,7 +20,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED
 
 MAX_LINES = 20_000
@@ -46,9 +46,9 @@ def child_path(path: str, key: str | int) -> str:
     return f'{path}["{key}"]'
 
 
-def scalar(value: Any) -> str:
+def scalar(value: Any, key: str | None = None) -> str:
     if isinstance(value, str):
-        text = display(value, STRING_LIMIT)
+        text = shown(value, STRING_LIMIT, key=key)
         more = f" …({len(value):,} chars)" if len(value) > STRING_LIMIT else ""
         return f'"{text}"{more}'
     if value is None:
@@ -57,12 +57,12 @@ def scalar(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    return display(value, 80)
+    return shown(value, 80)
 
 
 def json_lines(value: Any, path: str = "", indent: int = 0, key: str | None = None) -> Iterator[JsonLine]:
     """Pretty-print `value` as lines carrying their paths (depth-first, bounded by the caller)."""
-    shown_key = None if key is None else display(key, 120)
+    shown_key = None if key is None else shown(key, 120)
     if isinstance(value, dict):
         if not value:
             yield JsonLine(path, indent, shown_key, "{}", "scalar")
@@ -80,12 +80,12 @@ def json_lines(value: Any, path: str = "", indent: int = 0, key: str | None = No
             yield from json_lines(v, child_path(path, i), indent + 1, None)
         yield JsonLine("", indent, None, "]", "close")
     else:
-        yield JsonLine(path, indent, shown_key, scalar(value), "scalar")
+        yield JsonLine(path, indent, shown_key, scalar(value, key), "scalar")
 
 
 def build_lines(value: Any, notes: list[str] | None = None) -> list[JsonLine]:
     """All lines of `value` (capped), preceded by any notes (e.g. paths missing on this side)."""
-    out = [JsonLine("", 0, None, display(note, 500), "note") for note in notes or []]
+    out = [JsonLine("", 0, None, shown(note, 500), "note") for note in notes or []]
     for i, line in enumerate(json_lines(value)):
         if i >= MAX_LINES:
             out.append(JsonLine("", 0, None, f"… truncated after {MAX_LINES:,} lines", "note"))

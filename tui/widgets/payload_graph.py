@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, kind_style, short_bytes
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -145,10 +145,10 @@ def legend(kinds: Iterable[str | None]) -> Content:
     fixed list: the same data always gives the same legend), in the theme's kind colours. Before any bar, the
     four senpi kinds."""
     present = {kind for kind in kinds if kind is not None}
-    shown = sorted(present, key=lambda k: (ORDER.get(k, len(ORDER)), k)) if present else list(DEFAULT_LEGEND)
+    listed = sorted(present, key=lambda k: (ORDER.get(k, len(ORDER)), k)) if present else list(DEFAULT_LEGEND)
     parts: list[tuple[str, str] | str] = []
-    for kind in shown:
-        parts += [("█", kind_style(kind)), f" {display(kind, 20)} "]
+    for kind in listed:
+        parts += [("█", kind_style(kind)), f" {shown(kind, 20)} "]
     parts.append(("▲", "$accent bold"))
     parts.append(" selected")
     return Content.assemble(*parts)

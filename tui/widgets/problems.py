@@ -12,7 +12,7 @@ from rich.cells import cell_len
 from textual.content import Content
 
 from core.model import Problem
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, cell, clock_time
 from tui.widgets.rowlist import RowList
 
@@ -57,7 +57,7 @@ class ProblemList(RowList):
         problem = self.pending[index] if held else self.problems[index - len(self.pending)]
         where_w = max(24, min(72, width // 2 - 8))
         suffix = f":{problem.line}" if problem.line is not None else ""
-        path = display(relative(problem.path, self.roots), 400)
+        path = shown(relative(problem.path, self.roots), 400)
         room = where_w - len(suffix)
         if cell_len(path) > room:  # keep the tail: the file name and its line number are what matter
             path = "…" + path[-(room - 1) :]
@@ -69,5 +69,5 @@ class ProblemList(RowList):
             " ",
             (cell(offset, 12, right=True), MUTED),
             "  ",
-            (display(problem.error, 500), "$error"),
+            (shown(problem.error, 500), "$error"),
         )

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from core.kernel.stats import Streak
 from core.model import KINDS
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, cell, clock_time, count, fit_count, kind_style, num_cell, pct, share_style, short_id
 from tui.view import Rates
 
@@ -109,7 +109,7 @@ class RatesPane(Static):
             per_min = rates.per_minute.get(kind, 0.0) if rates is not None else 0.0
             style = kind_style(kind)
             parts: list[Content | tuple[str, str] | str] = [
-                (cell(display(kind, 40), KIND_W), style),
+                (cell(shown(kind, 40), KIND_W), style),
                 num_cell(fit_count(n, COUNT_W), COUNT_W),
                 num_cell(pct(share), SHARE_W),
             ]
@@ -117,7 +117,7 @@ class RatesPane(Static):
                 filled = round((share or 0.0) * bar_width)
                 parts += [" ", ("█" * filled, style), ("·" * (bar_width - filled), MUTED), " "]
             parts.append((num_cell(f"{per_min:.1f}", MIN_W), MUTED if not per_min else ""))
-            folded = f"{display(kind, 40)} {count(n)}"
+            folded = f"{shown(kind, 40)} {count(n)}"
             items.append(Item(Content.assemble(*parts), folded, order if n else 100 + order))
         return items
 
@@ -137,14 +137,14 @@ class RatesPane(Static):
             )
             out.append(Item(Content.styled(what, f"{MUTED} italic"), what, 50))
         run = rates.run
-        streak = "none yet" if run is None else f"{display(run.kind, 20)} ×{run.length} {display(run.reason, 60)}"
+        streak = "none yet" if run is None else f"{shown(run.kind, 20)} ×{run.length} {shown(run.reason, 60)}"
         out.append(Item(streak_line(run), f"streak {streak}", 60))
         if rates.peak is not None:
             peak = rates.peak
-            text = f"{display(peak.kind, 20)} {count(peak.value)} at {clock_time(peak.at_ms)}"
+            text = f"{shown(peak.kind, 20)} {count(peak.value)} at {clock_time(peak.at_ms)}"
             line = Content.assemble(
                 ("peak   ", "bold"),
-                (display(peak.kind, 20), kind_style(peak.kind)),
+                (shown(peak.kind, 20), kind_style(peak.kind)),
                 f" count {count(peak.value)} at {clock_time(peak.at_ms)}",
             )
             out.append(Item(line, f"peak {text}", 61))
@@ -210,7 +210,7 @@ def streak_line(run: Streak | None) -> Content:
         return Content.assemble(("streak ", "bold"), ("none yet", MUTED))
     return Content.assemble(
         ("streak ", "bold"),
-        (display(run.kind, 20), kind_style(run.kind)),
+        (shown(run.kind, 20), kind_style(run.kind)),
         (f" ×{run.length} ", "bold" if run.length >= 2 else ""),
-        display(run.reason, 60),
+        shown(run.reason, 60),
     )

@@ -17,7 +17,7 @@ from textual.content import Content
 
 from core.kernel.calls import resends as resends_in
 from core.model import ABORTED
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, cell, count, pct, share_style, short_id
 from tui.view import SessionSummary
 from tui.widgets.rowlist import RowList
@@ -130,7 +130,7 @@ class SessionList(RowList):
         where = os.path.basename((summary.cwd or "").rstrip("/")) if summary.cwd else ""
         if summary.log_only:  # only the log names it: its count is of log lines, not calls
             where = "log only"
-        label = short_id(summary.session_id) + (" " + display(where, 40) if where else "")
+        label = short_id(summary.session_id) + (" " + shown(where, 40) if where else "")
         name = cell(label, max(4, width - 22))
         rewritten = f"R{summary.rewritten}" if summary.rewritten else ""
         return Content.assemble(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from core.sanitize import display
+from core.report.redact import shown
 from tui.fmt import MUTED, count, human_bytes
 from tui.view import Status
 
@@ -74,7 +74,7 @@ class StatusLine(Static):
             parts.append(("  starting…", MUTED))
             return Content.assemble(*parts)
         if status.waiting:
-            where = ", ".join(display(r, 120) for r in status.roots) or "the given paths"
+            where = ", ".join(shown(r, 120) for r in status.roots) or "the given paths"
             parts += ["  ", ("waiting for files in ", "$warning"), where]
             return Content.assemble(*parts)
         lines = "ln" if compact else "lines"
@@ -101,10 +101,10 @@ class StatusLine(Static):
         parts.append(f" · {turns} turns")
         if state.filter_text:
             parts.append(" · filter " if not compact else " /")
-            parts.append((display(state.filter_text, 80), "$accent"))
+            parts.append((shown(state.filter_text, 80), "$accent"))
         if state.search_text:
             parts.append(" · search " if not compact else " ^f")
-            parts.append((display(state.search_text, 60), "$warning"))
+            parts.append((shown(state.search_text, 60), "$warning"))
             parts.append(
                 f" {count(state.matches)} match{'es' if state.matches != 1 else ''}" + (" (n/N)" if not compact else "")
             )

@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from core.model import Turn
-from core.sanitize import display
+from core.report.redact import shown
 from tui.filters import RowFilter
 from tui.fmt import MUTED, cell, clock_time, kind_style, short_bytes, short_id
 from tui.view import (
@@ -161,7 +161,7 @@ def render_cells(row: Row, columns: list[Column], inexact: Collection[str] = ())
         elif key == "kind":
             parts.append((cell(kind or "?", width), kind_style(kind)))
         elif key == "reason":
-            parts.append(cell(display(row_reason(row) or "—", 300), width))
+            parts.append(cell(shown(row_reason(row) or "—", 300), width))
         elif key == "count":
             n = row_count(row)
             parts.append(cell("" if n is None else str(n), width, right=True))
@@ -174,7 +174,7 @@ def render_cells(row: Row, columns: list[Column], inexact: Collection[str] = ())
             parts.append(flags(row))
         elif key == "why":
             why = row.why if isinstance(row, Turn) else None
-            parts.append((cell(display(why or "", 400), width), MUTED))
+            parts.append((cell(shown(why or "", 400), width), MUTED))
     return Content.assemble(*parts)
 
 
@@ -307,10 +307,10 @@ class TurnTable(RowList):
         lines = [
             Content.assemble(
                 f"nothing matches the filter ({len(self.rows):,} turns hidden): ",
-                (display(described, 200), "$accent"),
+                (shown(described, 200), "$accent"),
             )
         ]
-        lines += [Content(display(line, 200)) for line in self.filter.doubtful()]
+        lines += [Content(shown(line, 200)) for line in self.filter.doubtful()]
         lines.append(Content("Esc clears the filter · / edits it · fields: kind: reason: session: is: -term"))
         return lines
 
