@@ -725,7 +725,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         cells = [str(row.get(c, "")) for c in COLUMNS]
         notes = {k: v for k, v in row.items() if k not in (*COLUMNS, "case", "lines", "first_lost", "leaks", "live")}
-        note = ", ".join(f"{k} {json.dumps(v)}" for k, v in notes.items())
+        note = ", ".join(f"{k} {json.dumps(v)}" for k, v in notes.items()).replace("|", "\\|")
         out.append(f"| {row['case']} | {row.get('lines', '')} | " + " | ".join(cells) + f" | {note} |")
     return "\n".join(out)
 
