@@ -150,6 +150,47 @@ def test_a_backup_copy_without_truncation_is_never_read(logs: Path) -> None:
     assert set(t.lines) == expect(first, more) and t.doubled() == [] and t.notices == []
 
 
+def test_lines_copytruncate_itself_loses_are_a_problem_never_silence(logs: Path) -> None:
+    """Lines appended after the copy and before the truncation are in neither file: copytruncate loses them, for
+    every tool. When the tailer saw them in the log (a look between the copy and the truncation that did not get
+    to read them), it says so: a `copytruncate_lost` notice (a Problem in the engine) with the bytes and the
+    offset where they began; every other line is read once."""
+    log = logs / "session.log"
+    first, window, after = lines(10, "A"), lines(3, "W"), lines(4, "C")
+    log.write_bytes(first)
+    with Sources([logs]) as src:
+        t = Tally().drain(src)
+        shutil.copyfile(log, logs / "session.log.1")
+        append(log, window)  # after the copy: in the log only
+        t.add(src.poll(max_bytes=0))  # looked (its size is known), read nothing
+        os.truncate(log, 0)
+        append(log, after)
+        t.drain(src)
+    assert set(t.lines) == expect(first, after) and t.doubled() == []
+    lost = [message for kind, message in t.notices if kind == "copytruncate_lost"]
+    assert len(lost) == 1 and f"{len(window)} bytes" in lost[0] and f"offset {len(first)}" in lost[0], t.notices
+    assert RESETS.isdisjoint(t.kinds())
+
+
+def test_an_engine_shows_copytruncates_own_loss_as_a_problem(logs: Path) -> None:
+    from core.engine import Engine
+
+    log = logs / "session.log"
+    log.write_text("".join(log_line(i, "delta", f"r{i}", 1) + "\n" for i in range(5)))
+    engine = Engine([logs])
+    try:
+        engine.drain()
+        shutil.copyfile(log, logs / "session.log.1")
+        append(log, (log_line(9, "delta", "lost", 1) + "\n").encode())
+        engine.poll(max_bytes=0)
+        os.truncate(log, 0)
+        engine.drain()
+        errors = [p.error for p in engine.state.problems]
+    finally:
+        engine.close()
+    assert any("copytruncate loses them itself" in e for e in errors), errors
+
+
 def test_copytruncate_under_a_live_writer_loses_only_what_copytruncate_itself_loses(logs: Path) -> None:
     """A writer appends numbered lines (~25,000 a second) while copytruncate runs every 100 ms and a tailer
     polls. The only lines allowed missing are those written between a copy and its truncation (in neither

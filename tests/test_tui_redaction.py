@@ -53,6 +53,8 @@ class Seen:
         self.app = app
         self.leaks: dict[str, list[str]] = {}
         self.redacted = 0
+        self.opened = 0  # turn details opened
+        self.problems_screen = False
 
     def look(self, where: str, *extra: str) -> None:
         _raw, lines = screen_output(self.app)
@@ -63,7 +65,9 @@ class Seen:
             self.leaks[where] = found
 
 
-async def test_no_secret_reaches_any_screen(tmp_path: Path) -> None:
+async def every_screen(tmp_path: Path) -> Seen:
+    """Drive the app over the fixture through every pane and screen; what each showed (the battery runs it too:
+    `bench/battery.py`, case `dashboard-secrets`)."""
     agent = _agent(tmp_path)
     app = ContinuityApp(Engine([agent]), live=False, clock=lambda: FROZEN, export_dir=tmp_path / "exports")
     async with app.run_test(size=(220, 120), notifications=True) as pilot:
@@ -78,7 +82,6 @@ async def test_no_secret_reaches_any_screen(tmp_path: Path) -> None:
                 await pilot.press("m")
         await pilot.press("escape")
         table = app.query_one(TurnTable)
-        opened = 0
         for i in range(table.row_count):
             table.move_to(i)
             row = table.current
@@ -88,26 +91,32 @@ async def test_no_secret_reaches_any_screen(tmp_path: Path) -> None:
             if not isinstance(row, Turn):
                 continue
             await pilot.press("enter")
-            assert isinstance(app.screen, DetailScreen)
+            if not isinstance(app.screen, DetailScreen):
+                continue
             await wait_for(pilot, lambda: len(app.screen.query_one("#commit", JsonView).lines) > 3)
             views = [v.lines for v in app.screen.query(JsonView)]
             seen.look(f"detail of row {i}", *(f"{line.key} {line.text}" for lines in views for line in lines))
-            opened += 1
+            seen.opened += 1
             await pilot.press("c")  # the copy menu names paths
             await pilot.pause(0.05)
             if isinstance(app.screen, CopyScreen):
                 seen.look(f"copy menu of row {i}")
                 await pilot.press("escape")
             await pilot.press("escape")
-        assert opened >= 5
         await pilot.press("p")
-        assert isinstance(app.screen, ProblemsScreen)
+        seen.problems_screen = isinstance(app.screen, ProblemsScreen)
         await pilot.pause()
         seen.look("problems")
         await pilot.press("escape", "e")
         await wait_for(pilot, lambda: getattr(app, "last_export", None) is not None)
         await pilot.pause(0.2)
         seen.look("export notification")
+    return seen
+
+
+async def test_no_secret_reaches_any_screen(tmp_path: Path) -> None:
+    seen = await every_screen(tmp_path)
+    assert seen.opened >= 5 and seen.problems_screen
     assert seen.leaks == {}
     assert seen.redacted > 50  # the probe can fail: the kinds are on the screens, as `[REDACTED:<kind>]`
 

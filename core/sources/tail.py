@@ -290,6 +290,7 @@ class _Gen:
         "head",
         "held",
         "ino",
+        "last_size",
         "line_start",
         "lineno",
         "number",
@@ -313,6 +314,7 @@ class _Gen:
         # (None would make the first full survey after a backfill "see" thousands of changes at once)
         self.sig: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         self.size = st.st_size  # readable size seen by the last survey: reads stop there
+        self.last_size = st.st_size  # its size under a name, before it went (``_gone``)
         self.flushed_at = -1  # pos at which the partial was last flushed (flush at most once per EOF)
         # Notices wait here until the stream's reading reaches this generation (``held``: why it starts) or
         # has drained it (``farewell``: it was deleted), so a budget-limited poll never reports a reset
@@ -356,6 +358,7 @@ class _Stream:
         "alias_of",
         "errors",
         "gens",
+        "heads",
         "hold",
         "logical",
         "members",
@@ -382,6 +385,9 @@ class _Stream:
         self.alias_of: str | None = None  # the stream last named as reading this one's file (said once)
         self.hold = False  # a file at .1 may be a copy still being written: read nothing until the next look
         self.undecided_since: float | None = None  # since when (monotonic) that file has been too short to tell
+        #: the heads of the last generations read from 0 and restarted (truncated, handed over): a copy of one of
+        #: them found where an older generation was (`_holds_a_copy_of_read`) is never read a second time
+        self.heads: list[bytes] = []
 
     @property
     def family(self) -> bool:
@@ -413,6 +419,11 @@ def _owed(g: _Gen) -> int:
     if g.denied or g.alias is not None or g.copy is not None:
         return 0
     return max(0, g.size - g.pos)
+
+
+def _remember_head(s: _Stream, g: _Gen) -> None:
+    if s.family and g.head:
+        s.heads = [*s.heads[-3:], g.head]
 
 
 def _newest(s: _Stream, g: _Gen) -> None:
@@ -1017,6 +1028,8 @@ class Sources:
             self._check_same_inode(s, g, sts[loc], out)
 
         known = {(g.dev, g.ino) for g in s.gens if not g.gone} | undecided
+        if s.family and not any(not g.gone for g in s.gens):
+            known |= self._copy_at_start(s, sts)
         # Unknown .1 before unknown logical: at start-up, or after a rotation we never saw, the .1 file is older.
         for m in reversed(s.members):
             st = sts.get(m)
@@ -1046,6 +1059,7 @@ class Sources:
         if g.alias is not None or g.copy is not None:
             return  # never read under this name: nothing to drain, nothing to tell
         was_current, g.current = g.current, False
+        g.last_size = g.size  # what it held at the last look under a name (a cp may rewrite it before it goes)
         if g.fd is not None:
             try:
                 g.size = os.fstat(g.fd).st_size  # what was written before the unlink/rename is still readable
@@ -1053,6 +1067,23 @@ class Sources:
                 g.size = g.pos
         else:
             g.size = g.pos
+        if not was_current and s.family and g.fd is not None and self._holds_a_copy_of_read(s, g):
+            # rewritten by a copytruncate's `cp` (onto .1, in place) before the next one removed it: it holds the
+            # current file's bytes, which are read there; read here too, they were counted twice
+            if g.last_size > g.pos and g.head:
+                unread = g.last_size - g.pos
+                out.notice(
+                    s,
+                    g.number,
+                    g.path,
+                    "copytruncate_lost",
+                    f"{_name(g.path)} overwritten by a copy and removed before its last {unread} bytes"
+                    f" (from offset {g.pos}) were read; they are in no file any more",
+                    offset=g.pos,
+                )
+            g.size = g.pos
+            g.partial, g.skipping = bytearray(), False
+            return
         if not was_current:
             return  # an old generation leaving .1 is ordinary rotation, nothing to tell
         rot = sts.get(s.rot) if s.rot is not None else None
@@ -1070,6 +1101,7 @@ class Sources:
 
     def _check_same_inode(self, s: _Stream, g: _Gen, st: os.stat_result, out: _Out) -> None:
         """Same inode as before: detect truncation (size < offset) and in-place rewrites (head changed)."""
+        was = g.size  # what the file held at the last look: a copytruncate loses what its copy does not hold
         g.size = st.st_size
         sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         if sig == g.sig:
@@ -1084,7 +1116,7 @@ class Sources:
             self._restart(s, g, out, "rotated", f"{_name(g.path)} rewritten by a copy (copytruncate); reading it")
             return
         if st.st_size < g.pos:
-            if self._handover(s, g, out):
+            if self._handover(s, g, out, was):
                 return
             self._restart(
                 s,
@@ -1095,7 +1127,7 @@ class Sources:
                 + (f"; {len(g.partial)} unterminated bytes dropped" if g.partial else ""),
             )
         elif g.fd is not None and g.head and not self._head_matches(g):
-            if self._handover(s, g, out):
+            if self._handover(s, g, out, was):
                 return
             if s.family and not suspect:
                 # The head is read now, the stats a moment ago: copytruncate may have copied and truncated in
@@ -1105,6 +1137,7 @@ class Sources:
             self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten in place (head changed); reading from 0")
 
     def _restart(self, s: _Stream, g: _Gen, out: _Out, kind: str, message: str) -> None:
+        _remember_head(s, g)
         _newest(s, g)
         g.number = s.new_number()
         g.reset()
@@ -1304,6 +1337,17 @@ class Sources:
                 old.sig, old.size = None, st1.st_size
             return set()
         if old is not None:  # a second `cp` onto the last copy, in place: it holds the current file's bytes now
+            unread = old.size - old.pos if old.copy is None else 0
+            if unread > 0:  # a generation still being read here, rewritten under us: its rest is gone
+                out.notice(
+                    s,
+                    old.number,
+                    old.path,
+                    "copytruncate_lost",
+                    f"{_name(old.path)} overwritten by the next copytruncate before its last {unread} bytes"
+                    f" (from offset {old.pos}) were read; they are in no file any more",
+                    offset=old.pos,
+                )
             _newest(s, old)
             old.reset()
             old.held.clear()
@@ -1316,6 +1360,45 @@ class Sources:
             self._open(s, g1, out)  # pinned: a copy moved away or deleted (`rm X.log.1; cp …`) is still read
         self._dirty = True
         return set()
+
+    def _holds_a_copy_of_read(self, s: _Stream, g: _Gen) -> bool:
+        """``g`` (an older generation) now starts with what another generation was read from (the current one,
+        or one restarted lately), and no longer with what ``g`` was read from: a copy was written over it."""
+        if g.fd is None:
+            return False
+        try:
+            now = os.pread(g.fd, HEAD_BYTES, 0)
+        except OSError:
+            return False
+        if not now or (g.head and now.startswith(g.head)):
+            return False  # empty, or still its own content
+        heads = [h.head for h in s.gens if h is not g and h.head and h.alias is None and h.copy is None] + s.heads
+        for head in heads:
+            n = min(len(now), len(head))
+            if now[:n] == head[:n] and (n >= 64 or n == len(head)):
+                return True
+        return False
+
+    def _copy_at_start(self, s: _Stream, sts: dict[str, os.stat_result]) -> set[tuple[int, int]]:
+        """At the first look at a log family, ``X.log.1`` that starts with the bytes ``X.log`` starts with is a
+        copy of it (a copytruncate in progress: copied, not truncated yet; or a backup copy), not an older
+        generation: reading both counted its lines twice. It is left unknown this time (the inode returned), and
+        from the next look ``_spot_copy`` treats it as any copy, once the log's reading has a head to compare."""
+        st0, st1 = sts.get(s.logical), sts.get(s.rot) if s.rot is not None else None
+        if st0 is None or st1 is None or (st0.st_dev, st0.st_ino) == (st1.st_dev, st1.st_ino) or not st0.st_size:
+            return set()
+        try:
+            fd = self._open_fd(s.logical)
+        except OSError:
+            return set()
+        try:
+            head = os.pread(fd, HEAD_BYTES, 0)
+        except OSError:
+            return set()
+        finally:
+            os.close(fd)
+        verdict, _ref = self._is_copy([head], s.rot) if head else (False, b"")
+        return {(st1.st_dev, st1.st_ino)} if verdict is not False else set()
 
     def _is_copy(self, refs: list[bytes], path: str) -> tuple[bool | None, bytes]:
         """Whether ``path`` starts with one of ``refs`` (and which); None while it is too short to tell (``cp``
@@ -1344,7 +1427,7 @@ class Sources:
                 undecided = True
         return (None if undecided else False), b""
 
-    def _handover(self, s: _Stream, g: _Gen, out: _Out) -> bool:
+    def _handover(self, s: _Stream, g: _Gen, out: _Out, was: int) -> bool:
         """The current generation was truncated while a copy of it waits at ``.1`` (copytruncate): the copy
         takes over its reading (offset, line number, held partial line), and the current file starts again
         from 0 as a new generation. Said as a rotation, which it is; False when no copy waits."""
@@ -1355,12 +1438,32 @@ class Sources:
         if copy is None or copy.head[:n] != g.head[:n]:
             return False  # none waits, or it copied what replaced the bytes read (it waits for g's next truncation)
         with contextlib.suppress(OSError):  # its size now: `cp` may have finished since the stats were taken
-            st = os.stat(copy.path)
+            # through its descriptor when it has one: the next copytruncate may have removed it from .1 already
+            # (`rm X.log.1; cp …`), and a stale size put its reading in the middle of a line
+            st = os.fstat(copy.fd) if copy.fd is not None else os.stat(copy.path)
             if (st.st_dev, st.st_ino) == (copy.dev, copy.ino):
                 copy.size = st.st_size
         copy.copy = None
-        _newest(s, copy)
+        # read right before the current file's new content, whatever happens to it: listed after it (newest),
+        # the copy came after it as soon as the current file rotated, and its rest was read after newer lines
+        s.gens.remove(copy)
+        s.gens.insert(s.gens.index(g), copy)
         copy.number = g.number
+        # bytes the log held at the last look (``was``) past both the copy's end and our reading: written between
+        # the copy and the truncation, they are in neither file. copytruncate itself loses them (every tool
+        # does: logrotate's documented window); said as a Problem, never silently (a lower bound: what was
+        # appended after the last look and before the truncation is not known)
+        lost = was - max(copy.size, g.pos)
+        if lost > 0:
+            out.notice(
+                s,
+                copy.number,
+                copy.path,
+                "copytruncate_lost",
+                f"{_name(s.logical)} copied to {_name(s.rot)} and truncated: {lost} bytes written between the copy"
+                f" and the truncation (from offset {copy.size}) are in neither file; copytruncate loses them itself",
+                offset=copy.size,
+            )
         # the copy holds the bytes g was read from up to its own size (a copy shorter than g's head holds less)
         copy.head, copy.lineno, copy.flushed_at = g.head[: copy.size], g.lineno, g.flushed_at
         dropped = ""
@@ -1371,6 +1474,7 @@ class Sources:
             if g.partial:
                 dropped = f"; {len(g.partial)} unterminated bytes dropped"
         g.number = s.new_number()
+        _remember_head(s, g)
         g.reset()
         g.held.append(
             (
@@ -1436,6 +1540,27 @@ class Sources:
                         _set_position(g, before)
                         g.sig = None
                         s.hold = True
+                        return budget, False
+                    if s.family and g.gone:
+                        # gone from every name, and rewritten before it went: only `cp` writes a log's .1, so it
+                        # holds a copytruncate's copy (of the current file, read from there, or of a generation
+                        # since lost) made just before the next one removed it. Read again it doubled lines, or
+                        # put them out of order; what it held past our reading is in no file any more: said
+                        unread = g.last_size - before[0] if before is not None else 0
+                        if unread > 0:
+                            out.notice(
+                                s,
+                                g.number,
+                                g.path,
+                                "copytruncate_lost",
+                                f"{_name(g.path)} overwritten by a copy and removed before its last {unread} bytes"
+                                f" (from offset {before[0]}) were read; they are in no file any more",
+                                offset=before[0],
+                            )
+                        g.pos = g.size = g.line_start = g.flushed_at = 0
+                        g.partial, g.skipping = bytearray(), False
+                        self._drop(g)
+                        s.gens.remove(g)
                         return budget, False
                     self._restart(s, g, out, "replaced", f"{_name(g.path)} rewritten while being read; reading from 0")
                     return budget, False
