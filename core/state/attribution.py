@@ -149,6 +149,34 @@ class Attribution:
             del matched[row]
             self._wait_line(row)
 
+    def adopt_pairs(self, pairs: dict[tuple[str, int], int]) -> None:
+        """Pair logged decisions with calls as given ((session key, turn index) -> continuity row: what
+        `cold_pairs` says a cold drain pairs), replacing the incremental pairing; what is left unpaired waits
+        again. A run resumed from the persistent index (`core.index`) met the files in another order."""
+        rows = self.log.continuity
+        rows.matched.clear()
+        self._unmatched_lines.clear()
+        self._unmatched_turns.clear()
+        self._turns_waiting = 0
+        self._indexed = len(rows)
+        calls = False
+        for key, session in self.sessions.items():
+            for turn in session.turns:
+                turn.log_line = None
+                row = pairs.get((key, turn.index))
+                if row is not None and 0 <= row < len(rows):
+                    self._link(row, session, turn.index)
+                elif turn.logged is not None and (at := turn.logged.ts_ms or turn.ts_ms) is not None:
+                    key_ = _key(turn.logged.kind, turn.logged.reason, turn.logged.count)
+                    self._unmatched_turns.setdefault(key_, _ByTime()).add(at, (key, turn.index))
+                    self._turns_waiting += 1
+                calls = calls or turn.logged is not None
+        if calls:  # a log with no call that logged a decision is never indexed (as when read)
+            matched = rows.matched
+            for row in range(len(rows)):
+                if row not in matched:
+                    self._wait_line(row)
+
 
 class _ByTime(Generic[_T]):
     """Items waiting for attribution, sorted by (time, arrival): the ones within the attribution window of a
