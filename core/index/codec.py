@@ -18,6 +18,7 @@ same declared types, never into anything else; and the rule on strings from data
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -27,7 +28,10 @@ from core.kernel.pipeline import NotKept
 from core.model import Turn
 from core.report.redact import redact_text
 
-__all__ = ["Corrupt", "NotKept", "check_strings", "decode", "decode_turn", "encode", "encode_turn", "strings_of"]
+__all__ = [
+    "Corrupt", "NotKept", "calls_from_plain", "calls_to_plain", "check_strings", "decode", "deflate", "encode",
+    "inflate", "pack", "plain", "strings_of",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -101,42 +105,94 @@ def plain(data: bytes) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- calls
-def encode_turn(turn: Turn, facts_types: dict[str, type]) -> bytes:
-    """One call, whole: every `Turn` field; `facts` as [type name, fields] for a type its agent declares."""
-    data = msgspec.to_builtins(turn)
-    facts = turn.facts
-    if facts is not None:
-        name = type(facts).__qualname__
-        if facts_types.get(name) is not type(facts):
-            raise NotKept(f"call facts of an undeclared type ({name})")
-        data["facts"] = [name, data["facts"]]
-    commit = data.get("commit")
-    if commit is not None:
-        for change in commit.get("diff") or ():
-            for side in ("capture", "commit"):
-                if not _scalar(change.get(side)):
-                    raise NotKept("a rewritten call's diff holds message content")
-    return pack(data)
+_WHERES = ("capture_where", "commit_where", "evidence_where")
+MAX_INFLATED = 256 * 1024 * 1024
+"""A stored BLOB never inflates beyond this (a crafted one could be a zip bomb): refused as damage."""
 
 
-def decode_turn(blob: bytes, facts_types: dict[str, type]) -> Turn:
-    try:
-        data = _DECODER.decode(blob)
-        if not isinstance(data, dict):
-            raise Corrupt("a stored call is not a record")
-        facts = data.pop("facts", None)
-        turn = msgspec.convert(data, Turn)
+def calls_to_plain(turns: list[Turn], key: str, session_id: str, facts_types: dict[str, type]) -> list[Any]:
+    """A session's calls, whole, as plain data: every `Turn` field; `facts` as [type name, fields] for a type its
+    agent declares; the transcript path and the session id left out where they are the session's own (they are
+    on every call). `NotKept` when a call holds what is not stored (see the module docstring)."""
+    out = []
+    for turn in turns:
+        data = msgspec.to_builtins(turn)
+        facts = turn.facts
         if facts is not None:
+            name = type(facts).__qualname__
+            if facts_types.get(name) is not type(facts):
+                raise NotKept(f"call facts of an undeclared type ({name})")
+            data["facts"] = [name, data["facts"]]
+        if data.get("session") == session_id:
+            del data["session"]
+        _drop_path(data.get("where"), key)
+        commit = data.get("commit")
+        if commit is not None:
+            for change in commit.get("diff") or ():
+                for side in ("capture", "commit"):
+                    if not _scalar(change.get(side)):
+                        raise NotKept("a rewritten call's diff holds message content")
+            for name in _WHERES:
+                _drop_path(commit.get(name), key)
+        out.append(data)
+    return out
+
+
+def calls_from_plain(data: Any, key: str, session_id: str, facts_types: dict[str, type]) -> list[Turn]:
+    """`calls_to_plain`'s data back into `Turn`s (every field's type checked); `Corrupt` if it is not that."""
+    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
+        raise Corrupt("stored calls are not a list of records")
+    facts_of = []
+    for item in data:
+        facts_of.append(item.pop("facts", None))
+        item.setdefault("session", session_id)
+        _put_path(item.get("where"), key)
+        commit = item.get("commit")
+        if isinstance(commit, dict):
+            for name in _WHERES:
+                _put_path(commit.get(name), key)
+    try:
+        turns = msgspec.convert(data, list[Turn])
+        for turn, facts in zip(turns, facts_of, strict=True):
+            if facts is None:
+                continue
             if not (isinstance(facts, list) and len(facts) == 2 and facts[0] in facts_types):
                 raise Corrupt("a stored call names facts of an undeclared type")
             turn.facts = msgspec.convert(facts[1], facts_types[facts[0]])
-        return turn
-    except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError) as exc:
-        raise Corrupt(f"a stored call does not decode: {exc}") from None
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        raise Corrupt(f"stored calls do not decode: {exc}") from None
+    return turns
+
+
+def _drop_path(where: Any, key: str) -> None:
+    if isinstance(where, dict) and where.get("path") == key:
+        del where["path"]
+
+
+def _put_path(where: Any, key: str) -> None:
+    if isinstance(where, dict):
+        where.setdefault("path", key)
 
 
 def _scalar(value: Any) -> bool:
     return value is None or (isinstance(value, int | float) and not isinstance(value, str))
+
+
+def deflate(data: bytes) -> bytes:
+    """A BLOB of plain data, compressed (the session and call records repeat their keys: ~3.5x smaller)."""
+    return zlib.compress(data, 1)
+
+
+def inflate(blob: bytes) -> bytes:
+    """`deflate` undone, at most `MAX_INFLATED` bytes; `Corrupt` otherwise."""
+    try:
+        inflater = zlib.decompressobj()
+        data = inflater.decompress(blob, MAX_INFLATED)
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise Corrupt("a stored BLOB is truncated or inflates beyond its bound")
+        return data
+    except zlib.error as exc:
+        raise Corrupt(f"a stored BLOB does not inflate: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------- secrets

@@ -264,7 +264,15 @@ class Index:
     def commit(self, engine: Engine) -> None:
         """One transaction with what changed since the last one: sessions parked (with their files), sessions
         no longer parked as stored, ignored files. Runs between two polls; skipped while the store is busy (the
-        next commit writes it). Also rebuilds a loaded session whose restart sidecar was read again."""
+        next commit writes it). Also rebuilds a loaded session whose restart sidecar was read again. Whatever
+        goes wrong stops this run's writing with one line; the run goes on."""
+        try:
+            self._commit(engine)
+        except Exception as exc:  # a bug here must not end a report or the dashboard's reading
+            self._stop(f"{type(exc).__name__}: {exc}")
+            self.notices.append(f"index {self.path} not updated: {type(exc).__name__}: {exc}")
+
+    def _commit(self, engine: Engine) -> None:
         with engine.lock:
             self._rebuild_touched(engine)
         if not self.writing or self.store is None or self.scope is None:
@@ -499,39 +507,39 @@ def _stream_pos(snap: Any) -> int:
 # ---------------------------------------------------------------------------------------------- rows
 _CALL_COLUMNS = (
     "session, idx, ts, kind, reason, evidence, recomputed_kind, agreement, model, payload_bytes, payload_bytes_raw, "
-    "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, commit_outcome, avoidable, data"
+    "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, commit_outcome, avoidable"
 )
 
 
-def _call_row(session_id: int, turn: Any, blob: bytes) -> tuple[Any, ...]:
-    """The inspectable columns of one call (a projection of `data`, which alone is read back)."""
-    logged, recomputed = turn.logged, turn.recomputed
-    decided = logged if logged is not None else recomputed
-    evidence = logged.source if logged is not None else "replay" if recomputed is not None else None
+def _call_row(session_id: int, turn: Any) -> tuple[Any, ...]:
+    """The inspectable columns of one call (a projection of its session's `calls_data`, which alone is read
+    back)."""
+    recomputed = turn.recomputed
     tokens = turn.tokens or {}
 
     def flag(value: bool | None) -> int | None:
         return None if value is None else int(value)
 
     return (
-        session_id, turn.index, turn.ts, turn.kind, decided.reason if decided is not None else None, evidence,
+        session_id, turn.index, turn.ts, turn.kind, turn.reason, turn.evidence,
         recomputed.kind if recomputed is not None else None, flag(turn.agreement), turn.model, turn.payload_bytes,
         turn.payload_bytes_raw, tokens.get("input"), tokens.get("cache_read"), tokens.get("cache_write"),
-        tokens.get("output"), turn.commit.outcome if turn.commit is not None else None, flag(turn.avoidable), blob,
+        tokens.get("output"), turn.commit.outcome if turn.commit is not None else None, flag(turn.avoidable),
     )  # fmt: skip
 
 
 def _write_session(conn: sqlite3.Connection, scope: int | None, frozen: StoredSession) -> None:
     cursor = conn.execute(
         "INSERT INTO sessions (scope, key, session_id, agent, cwd, started, calls, parked_at, log_credits, "
-        "log_credits_parked, sidecar, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (scope, frozen.key, frozen.session_id, frozen.agent, frozen.cwd, frozen.started, len(frozen.calls),
-         frozen.parked_at, *(frozen.log_credits or (None, None)), frozen.sidecar_path, frozen.state),
+        "log_credits_parked, sidecar, state, calls_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (scope, frozen.key, frozen.session_id, frozen.agent, frozen.cwd, frozen.started, len(frozen.turns),
+         frozen.parked_at, *(frozen.log_credits or (None, None)), frozen.sidecar_path, frozen.state,
+         frozen.calls),
     )  # fmt: skip
     session_id = int(cursor.lastrowid or 0)
     conn.executemany(
-        f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES ({', '.join('?' * 18)})",
-        [_call_row(session_id, turn, blob) for turn, blob in frozen.calls],
+        f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES ({', '.join('?' * 17)})",
+        [_call_row(session_id, turn) for turn in frozen.turns],
     )
 
 
@@ -544,14 +552,14 @@ def _drop_session(conn: sqlite3.Connection, scope: int | None, key: str) -> None
 
 def _read_sessions(conn: sqlite3.Connection, scope: int) -> list[StoredSession]:
     out: list[StoredSession] = []
-    for sid, key, session_id, agent, cwd, started, parked_at, read, parked, sidecar, state in conn.execute(
-        "SELECT id, key, session_id, agent, cwd, started, parked_at, log_credits, log_credits_parked, sidecar, state "
-        "FROM sessions WHERE scope = ? ORDER BY id",
+    for key, session_id, agent, cwd, started, parked_at, read, parked, sidecar, state, calls in conn.execute(
+        "SELECT key, session_id, agent, cwd, started, parked_at, log_credits, log_credits_parked, sidecar, state, "
+        "calls_data FROM sessions WHERE scope = ? ORDER BY id",
         (scope,),
     ):
         if not (isinstance(key, str) and isinstance(session_id, str) and isinstance(agent, str)):
             raise Corrupt("a stored session row is not one")
-        if not (isinstance(state, bytes) and isinstance(parked_at, int)):
+        if not (isinstance(state, bytes) and isinstance(calls, bytes) and isinstance(parked_at, int)):
             raise Corrupt("a stored session row is not one")
         if not all(v is None or isinstance(v, str) for v in (cwd, started, sidecar)):
             raise Corrupt("a stored session row is not one")
@@ -560,12 +568,7 @@ def _read_sessions(conn: sqlite3.Connection, scope: int) -> list[StoredSession]:
             credits = (read, parked)
         elif read is not None or parked is not None:
             raise Corrupt("a stored session row is not one")
-        calls: list[tuple[Any, bytes]] = []
-        for (blob,) in conn.execute("SELECT data FROM calls WHERE session = ? ORDER BY idx", (sid,)):
-            if not isinstance(blob, bytes):
-                raise Corrupt("a stored call is not one")
-            calls.append((None, blob))
-        out.append(StoredSession(key, session_id, agent, cwd, started, parked_at, sidecar, state, calls, credits))
+        out.append(StoredSession(key, session_id, agent, cwd, started, parked_at, sidecar, state, calls, [], credits))
     return out
 
 

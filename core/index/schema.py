@@ -11,9 +11,9 @@ dashboard reads); each table is keyed by its scope and goes with it. A user can 
   (never the bytes themselves), and its per-file counts;
 - `sessions` and `calls`: finished sessions (parked, `core.state.parking`) with the fields the surfaces read
   (and `log_credits`, `log_credits_parked`: how many log lines naming the session a cold read counts as its
-  build evidence while the session is read, and after it was parked),
-  one row per provider call (time, kind, reason, evidence, model, payload bytes, tokens, commit outcome) plus
-  the whole call as typed data (`data`); never message text;
+  build evidence while the session is read, and after it was parked), one row per provider call (time, kind,
+  reason, evidence, model, payload bytes, tokens, commit outcome); the session's analysis state and its calls
+  whole, as typed data (`state`, `calls_data`: compressed MessagePack, what a loader reads); never message text;
 - `log_chunks`: the decision lines of each log generation, in file order, as one BLOB per column per chunk of
   rows (`core.index.logs`), with `log_vocab` (the strings the codes stand for), and the queryable aggregates
   `decisions_daily` (lines by UTC day, kind and reason) and `closes_daily` (close lines by day and reason);
@@ -106,6 +106,7 @@ CREATE TABLE sessions (
   log_credits_parked INTEGER,
   sidecar TEXT,
   state BLOB NOT NULL,
+  calls_data BLOB NOT NULL,
   UNIQUE (scope, key)
 );
 CREATE TABLE calls (
@@ -126,7 +127,6 @@ CREATE TABLE calls (
   output_tokens INTEGER,
   commit_outcome TEXT,
   avoidable INTEGER,
-  data BLOB NOT NULL,
   PRIMARY KEY (session, idx)
 );
 CREATE TABLE log_vocab (

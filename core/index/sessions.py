@@ -24,7 +24,18 @@ import msgspec
 
 from core.agents import agent_named
 from core.agents.base import Agent
-from core.index.codec import Corrupt, NotKept, check_strings, decode_turn, encode_turn, pack, plain, strings_of
+from core.index.codec import (
+    Corrupt,
+    NotKept,
+    calls_from_plain,
+    calls_to_plain,
+    check_strings,
+    deflate,
+    inflate,
+    pack,
+    plain,
+    strings_of,
+)
 from core.kernel.ports import Reread
 from core.model import EntryNode, SessionHeader, Sidecar, Turn, Where
 from core.state import SessionState
@@ -68,7 +79,10 @@ class StoredSession:
     parked_at: int
     sidecar_path: str | None
     state: bytes
-    calls: list[tuple[Turn | None, bytes]]
+    calls: bytes
+    """Every call, whole (`codec.calls_to_plain`), packed and compressed: the typed source the loader reads."""
+    turns: list[Turn]
+    """The calls as they were frozen (for the inspectable `calls` rows; empty when read back)."""
     log_credits: tuple[int, int] | None = None
     """How many log lines naming it a cold read credits it as build evidence while it is read and once it is
     parked (None: not known)."""
@@ -113,30 +127,26 @@ def freeze(session: SessionState) -> StoredSession:
         analyzers=analyzers,
     )
     plain_state = msgspec.to_builtins(state)
-    calls: list[tuple[Turn | None, bytes]] = []
     for turn in session.turns:
         if turn.where.path != key:
             raise NotKept("a call of another file")
-        calls.append((turn, encode_turn(turn, turn_types)))
+    calls = calls_to_plain(session.turns, key, session.session_id, turn_types)
     secret = check_strings(_strings(plain_state, session, calls))
     if secret is not None:
         raise NotKept(f"it holds a secret ({secret})")
     started = session.header.timestamp if session.header is not None else None
     sidecar_path = session.sidecar.where.path if session.sidecar is not None else None
-    blob = pack(plain_state)
     return StoredSession(key, session.session_id, agent.name, session.cwd, started, session.parked, sidecar_path,
-                         blob, calls)  # fmt: skip
+                         deflate(pack(plain_state)), deflate(pack(calls)), list(session.turns))  # fmt: skip
 
 
-def _strings(state: Any, session: SessionState, calls: list[tuple[Turn | None, bytes]]) -> Iterable[str]:
+def _strings(state: Any, session: SessionState, calls: list[Any]) -> Iterable[str]:
     yield session.key
     yield session.session_id
     if session.cwd is not None:
         yield session.cwd
     yield from strings_of(state)
-    for turn, _ in calls:
-        if turn is not None:
-            yield from strings_of(msgspec.to_builtins(turn))
+    yield from strings_of(calls)
 
 
 def thaw(stored: StoredSession, reread: Reread) -> SessionState:
@@ -147,7 +157,7 @@ def thaw(stored: StoredSession, reread: Reread) -> SessionState:
         raise Corrupt(f"a stored session of an unknown agent ({stored.agent})") from None
     turn_types, session_type = _facts_types(agent)
     try:
-        state = msgspec.convert(plain(stored.state), _State)
+        state = msgspec.convert(plain(inflate(stored.state)), _State)
     except (msgspec.ValidationError, TypeError, ValueError) as exc:
         raise Corrupt(f"a stored session does not decode: {exc}") from None
     key = stored.key
@@ -165,7 +175,7 @@ def thaw(stored: StoredSession, reread: Reread) -> SessionState:
             raise Corrupt(f"a stored {cls.__name__} does not resume: {type(exc).__name__}") from None
         session.analyzers[cls] = analyzer
     session.header = state.header
-    session.turns = [decode_turn(blob, turn_types) for _, blob in stored.calls]
+    session.turns = calls_from_plain(plain(inflate(stored.calls)), key, stored.session_id, turn_types)
     for index, turn in enumerate(session.turns):
         if turn.index != index:
             raise Corrupt("a stored session's calls are out of order")

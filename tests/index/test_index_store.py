@@ -15,6 +15,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -154,9 +155,7 @@ def _link(path: Path) -> None:
         (lambda p: os.mknod(p, 0o600 | stat.S_IFCHR, os.makedev(1, 3)), "is a character device"),
     ],
 )
-def test_not_a_regular_file_at_the_index_path_is_refused_without_blocking(
-    tmp_path: Path, make: Any, what: str
-) -> None:
+def test_not_a_regular_file_at_the_index_path_is_refused_without_blocking(tmp_path: Path, make: Any, what: str) -> None:
     """A real process with a time limit: a FIFO opened for reading without O_NONBLOCK blocks forever."""
     root = agent(tmp_path)
     cache_dir().mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -192,7 +191,8 @@ CRAFTED = {
     "an empty SQLite of another program": lambda p, m: _sqlite(p, app=0x12345678),
     "our tables in another version": lambda p, m: _sqlite(p, version=SCHEMA_VERSION + 1),
     "our tables and a trigger": lambda p, m: _sqlite(
-        p, extra=f"CREATE TABLE pwn (x); CREATE TRIGGER t AFTER INSERT ON scopes BEGIN INSERT INTO pwn VALUES ('{m}'); END;"
+        p,
+        extra=f"CREATE TABLE pwn (x); CREATE TRIGGER t AFTER INSERT ON scopes BEGIN INSERT INTO pwn VALUES ('{m}'); END;",
     ),
     "our tables and a view": lambda p, m: _sqlite(p, extra="CREATE VIEW v AS SELECT 1;"),
     "our tables and one more": lambda p, m: _sqlite(p, extra="CREATE TABLE more (x);"),
@@ -235,8 +235,10 @@ def test_old_pickled_index_files_are_removed_unread(tmp_path: Path, capsys: Any)
     [
         ("sessions", "state", b"\xc1garbage"),
         ("sessions", "state", pickle.dumps(Pwn(Path("/tmp/never")))),
-        ("calls", "data", b"\x93\x01\x02\x03"),
-        ("calls", "data", pickle.dumps(Pwn(Path("/tmp/never")))),
+        ("sessions", "calls_data", b"\x93\x01\x02\x03"),
+        ("sessions", "calls_data", pickle.dumps(Pwn(Path("/tmp/never")))),
+        ("sessions", "calls_data", zlib.compress(b"\x93\x01\x02\x03")),
+        ("sessions", "state", zlib.compress(b"\0" * (1 << 20), 9)),
         ("files", "pos", "not a number"),
         ("files", "head_digest", 7),
         ("problems", "error", b"bytes"),
@@ -255,7 +257,9 @@ def test_damaged_rows_are_dropped_with_a_notice(
     conn.close()
     out, err = _run(root, tmp_path, capsys)
     assert out == cold([root], tmp_path)
-    assert len(err) == 1 and err[0].startswith(f"index {index_path()}: damaged") and err[0].endswith("reading everything")
+    assert (
+        len(err) == 1 and err[0].startswith(f"index {index_path()}: damaged") and err[0].endswith("reading everything")
+    )
     again, err = _run(root, tmp_path, capsys)
     assert again == out and err == []
 
