@@ -572,7 +572,10 @@ def _read_sessions(conn: sqlite3.Connection, scope: int) -> list[StoredSession]:
     return out
 
 
-_SCOPED = ("streams", "files", "problems", "log_vocab", "log_chunks", "decisions_daily", "closes_daily")
+_SCOPED = (
+    "streams", "files", "problems", "log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state",
+    "decisions_daily", "closes_daily",
+)  # fmt: skip
 
 
 def _delete_scope_data(conn: sqlite3.Connection, scope: int) -> None:
@@ -631,9 +634,12 @@ def _log_credits(
     for session in state.sessions.values():
         by_id.setdefault(session.session_id, []).append(session)
     named: dict[str, list[Where]] = {}
-    for line in (*state.log.continuity, *state.log.closes):
-        if line.session_id is not None and line.session_id in by_id:
-            named.setdefault(line.session_id, []).append(line.where)
+    for table in (state.log.continuity, state.log.closes):
+        ids = table.sessions.values
+        wanted = {code for code, session_id in enumerate(ids) if session_id in by_id}
+        if wanted:
+            for row in [row for row, code in enumerate(table.session) if code in wanted]:
+                named.setdefault(ids[table.session[row]], []).append(table.where(row))
     credits: dict[str, tuple[int, int]] = {}
     sizes = {logical: sum(size for _, size in gens) for logical, gens in engine.sources.layout()}
     for session_id, wheres in named.items():

@@ -14,9 +14,12 @@ dashboard reads); each table is keyed by its scope and goes with it. A user can 
   build evidence while the session is read, and after it was parked), one row per provider call (time, kind,
   reason, evidence, model, payload bytes, tokens, commit outcome); the session's analysis state and its calls
   whole, as typed data (`state`, `calls_data`: compressed MessagePack, what a loader reads); never message text;
-- `log_chunks`: the decision lines of each log generation, in file order, as one BLOB per column per chunk of
-  rows (`core.index.logs`), with `log_vocab` (the strings the codes stand for), and the queryable aggregates
-  `decisions_daily` (lines by UTC day, kind and reason) and `closes_daily` (close lines by day and reason);
+- `log_chunks` and `log_columns`: the decision and close lines of each log generation, in file order, as one
+  BLOB per column per chunk of rows (`log_columns.data` is `core.kernel.logcols`'s little-endian array of the
+  typecode beside it: `length(data)` is the rows times the width), with `log_vocab` (the strings the codes
+  stand for), `log_streaks` and `log_state` (the aggregates a report reads: streaks, counts, peak), and the
+  queryable aggregates `decisions_daily` (lines by UTC day, kind and reason) and `closes_daily` (close lines by
+  day and reason);
 - `problems`: the located problems of stored files (path, line, offset, message).
 
 Strings kept from data (paths, session ids, reasons, models, entry ids) are kept only when the report's
@@ -138,16 +141,36 @@ CREATE TABLE log_vocab (
 );
 CREATE TABLE log_chunks (
   scope INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
   logical TEXT NOT NULL,
   number INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  end_pos INTEGER NOT NULL,
+  first_row INTEGER NOT NULL,
+  first_close INTEGER NOT NULL,
   rows INTEGER NOT NULL,
   closes INTEGER NOT NULL,
   layout INTEGER NOT NULL,
-  columns BLOB NOT NULL,
   extras BLOB NOT NULL,
-  PRIMARY KEY (scope, logical, number, seq)
+  PRIMARY KEY (scope, seq)
+);
+CREATE TABLE log_columns (
+  scope INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  typecode TEXT NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (scope, seq, name)
+);
+CREATE TABLE log_streaks (
+  scope INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (scope, seq)
+);
+CREATE TABLE log_state (
+  scope INTEGER PRIMARY KEY,
+  rows INTEGER NOT NULL,
+  closes INTEGER NOT NULL,
+  data BLOB NOT NULL
 );
 CREATE TABLE decisions_daily (
   scope INTEGER NOT NULL,

@@ -122,4 +122,5 @@ async def test_a_restored_engine_paints_what_a_cold_one_paints(tmp_path: Path) -
         index.close()
         engine.close()
     assert statuses[0] == "cold: no index yet" and statuses[1].startswith("warm")
-    assert screens[0] == screens[1] and any("Turns" in line for line in screens[1])
+    # the key bar (the last row) is drawn on its own schedule: a loaded machine can leave it blank either time
+    assert screens[0][:-1] == screens[1][:-1] and any("Turns" in line for line in screens[1])

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from core.engine import Engine
+from core.engine import Engine, split_blocks
 from core.index import Index
 from core.index.order import BEFORE, DrainOrder
-from core.sources import Line
+from core.sources import Block, Line
 from core.state.attribution import cold_pairs
 from tests.index_support import DEMO, agent, demo_without_recordings
 from tests.report_helpers import SESSION_ID
@@ -33,8 +33,8 @@ def _delivered(engine: Engine, chunk: int) -> list[tuple[int, str, int, int]]:
         polls[0] += 1
         return sources_poll(*args, **kwargs)
 
-    def lines(path: str, logical: str, batch: list[Line]) -> None:
-        out.extend((polls[0], path, line.offset, len(line.data)) for line in batch)
+    def lines(path: str, logical: str, batch: list[Line | Block]) -> None:
+        out.extend((polls[0], path, line.offset, len(line.data)) for line in split_blocks(batch))
         lines_of(path, logical, batch)
 
     engine.sources.poll = poll  # type: ignore[method-assign]
