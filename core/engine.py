@@ -28,7 +28,7 @@ from core.sources import Block, Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.reread import FileReread
 from core.sources.tail import StreamSnap
-from core.state import PARK_IDLE_S, SessionState, State
+from core.state import PARK_IDLE_S, LogState, SessionState, State
 from core.timeutil import now_ms
 
 #: Lines of a file not yet recognised are held (bounded) until one line tells its format.
@@ -381,10 +381,12 @@ class Engine:
         stats: dict[str, SourceStat],
         sessions: list[SessionState],
         problems: list[Problem],
+        log: LogState | None = None,
     ) -> str | None:
         """Before the first poll: take what the persistent index stored for some files (their reading
-        positions, formats, counts, problems, and the parked sessions they hold) instead of reading them.
-        Every other file is read from its start. None when adopted, else why not (nothing changed)."""
+        positions, formats, counts, problems, the log lines read from them, and the parked sessions they hold)
+        instead of reading them. Every other file is read from its start. None when adopted, else why not
+        (nothing changed)."""
         by_logical: dict[str, Adapter] = {}
         for logical, name in adapters.items():
             adapter = adapter_named(name)
@@ -398,6 +400,8 @@ class Engine:
             self.adapters.update(by_logical)
             self.ignored |= ignored
             self.stats.update(stats)
+            if log is not None:
+                self.state.log = log  # first, as a cold read meets the logs before the transcripts
             for session in sessions:
                 self.state.adopt_session(session)
             for problem in problems:

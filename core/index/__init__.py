@@ -9,16 +9,21 @@ tables) holds, per *scope* (the roots, the `--volatile` patterns and a digest of
   inode, sizes, and digests (never bytes) of its first bytes and of the bytes just before the offset;
 - **finished sessions** (`core.index.sessions`): each parked session's fields and calls, loaded as stored at the
   next start (parked, exactly as a session that finished while the dashboard ran);
+- for a report (`mode` `report`), the **log lines** (`core.index.logs`): the decision log's rows as per-chunk
+  column BLOBs in `core.kernel.logcols`'s layout, with the aggregates a report reads and the queryable daily
+  counts; loaded with one `frombytes` per column per chunk, never parsed again. A dashboard reads its logs at
+  every start (the order it meets log lines and the sessions they name in is its own);
 - the **problems** of those files, and **ignored files** (not a format this tool reads) with their counts.
 
 Everything else is read from its file at every start: active sessions (their analysis machinery is rebuilt by
-reading them), logs, event recordings, other agents' files. A file kept in the store that changed other than
+reading them), event recordings, other agents' files. A file kept in the store that changed other than
 by appending (truncated, replaced, rewritten, rotated, deleted) is dropped from it and read again like a new
 file; the rest of the store stays. A kept file that grew is read on from its offset (a session that grows is
 rebuilt from its file, `State.unpark`).
 
 **Written incrementally.** Every poll ends with one transaction (`Index.commit`: `Engine.after_each_poll`)
-holding what that poll finished: the sessions parked since the last one, with their files. Quitting costs
+holding what that poll finished: the sessions parked since the last one, with their files, and the log rows
+read since the last one (a chunk's BLOBs are written again while it fills). Quitting costs
 nothing; a kill at any moment leaves the store as of the last transaction, and whatever was not in it is read
 again. Nothing is ever rewritten whole.
 

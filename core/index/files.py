@@ -38,7 +38,8 @@ class StoredGen:
     snap: GenSnap
     head_len: int
     head_digest: bytes
-    stat: SourceStat
+    stat: SourceStat | None
+    """Its counts, None when the run had not counted it (no whole line read yet: not among the sources)."""
 
 
 @dataclass
@@ -53,7 +54,7 @@ class StoredStream:
 _FILE_COLUMNS = (
     "scope, logical, number, path, current, dev, ino, size, sig_size, sig_mtime_ns, sig_ctime_ns, pos, "
     "line_start, lineno, skipping, flushed_at, head_len, head_digest, tail_digest, prefix_digest, bytes, lines, "
-    "bad_lines"
+    "bad_lines, counted, source_format"
 )
 
 
@@ -73,13 +74,14 @@ def write_stream(
         (scope, snap.logical, unit, fmt, snap.next_number),
     )
     for gen in snap.gens:
-        stat = stats.get(gen.path) or SourceStat(gen.path, fmt)
+        counted = stats.get(gen.path)
+        stat = counted or SourceStat(gen.path, fmt)
         sig = gen.sig if gen.sig is not None else (None, None, None)
         conn.execute(
-            f"INSERT INTO files ({_FILE_COLUMNS}) VALUES ({', '.join('?' * 23)})",
+            f"INSERT INTO files ({_FILE_COLUMNS}) VALUES ({', '.join('?' * 25)})",
             (scope, snap.logical, gen.number, gen.path, int(gen.current), gen.dev, gen.ino, gen.size, *sig, gen.pos,
              gen.line_start, gen.lineno, int(gen.skipping), gen.flushed_at, len(gen.head), head_digest(gen.head),
-             gen.tail, gen.prefix, stat.bytes, stat.lines, stat.bad_lines),
+             gen.tail, gen.prefix, stat.bytes, stat.lines, stat.bad_lines, int(counted is not None), stat.format),
         )  # fmt: skip
     by_path = {gen.path: gen.number for gen in snap.gens}
     for seq, problem in enumerate(p for p in problems if p.path in by_path):
@@ -109,7 +111,8 @@ def read_streams(conn: sqlite3.Connection, scope: int) -> dict[str, StoredStream
         f"SELECT {_FILE_COLUMNS} FROM files WHERE scope = ? ORDER BY logical, number", (scope,)
     ):  # fmt: skip
         (_, logical, number, path, current, dev, ino, size, sig_size, sig_mtime, sig_ctime, pos, line_start, lineno,
-         skipping, flushed_at, head_len, digest, tail, prefix, nbytes, lines, bad_lines) = row  # fmt: skip
+         skipping, flushed_at, head_len, digest, tail, prefix, nbytes, lines, bad_lines, counted,
+         source_format) = row  # fmt: skip
         stream = out.get(logical)
         if stream is None or not isinstance(path, str) or not isinstance(digest, bytes) or not isinstance(tail, bytes):
             raise Corrupt("a stored file row is not one")
@@ -121,7 +124,9 @@ def read_streams(conn: sqlite3.Connection, scope: int) -> dict[str, StoredStream
             size=_int(size), pos=_int(pos), line_start=_int(line_start), lineno=_int(lineno), partial=b"",
             skipping=bool(_int(skipping)), head=b"", flushed_at=_int(flushed_at), tail=tail, prefix=prefix,
         )  # fmt: skip
-        stat = SourceStat(path, stream.format, _int(nbytes), _int(lines), _int(bad_lines))
+        if not (source_format is None or isinstance(source_format, str)):
+            raise Corrupt("a stored file row is not one")
+        stat = SourceStat(path, source_format, _int(nbytes), _int(lines), _int(bad_lines)) if _int(counted) else None
         stream.gens.append(StoredGen(snap, _int(head_len), digest, stat))
     return out
 

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from core.index import FILE_NAME, cache_dir
 from core.index.codec import Corrupt, NotKept, check_strings
 from core.index.files import StoredStream, drop_stream, read_problems, read_streams, revive, write_stream
+from core.index.logs import LoadedLog, LogWriter, read_log
 from core.index.order import BEFORE, DrainOrder
 from core.index.sessions import StoredSession, freeze, thaw
 from core.index.store import Busy, Refused, Store, open_store, prepare_dir
 from core.model import Problem, Where
-from core.state import MAX_PROBLEMS, SessionState
+from core.state import MAX_PROBLEMS, LogState, SessionState
 from core.state.attribution import cold_pairs
 
 if TYPE_CHECKING:
@@ -98,6 +99,10 @@ class Index:
     _not_kept: dict[str, tuple[int, int | None, int]] = field(default_factory=dict)
     not_kept: dict[str, str] = field(default_factory=dict)
     """Sessions this run did not store, and why (`NotKept`): their files are read again at the next start."""
+    _log: LogWriter | None = None
+    """What this run wrote of the log lines (`core.index.logs`); made when the scope is claimed."""
+    _log_drop: bool = False
+    """The stored log must go (it no longer matches its files, or this run stores none): at the next commit."""
 
     @classmethod
     def for_engine(cls, engine: Engine, *, volatile: list[str], mode: str, directory: Path | None = None) -> Index:
@@ -201,7 +206,8 @@ class Index:
             streams = read_streams(conn, self.scope)
             stored = _read_sessions(conn, self.scope)
             problems = read_problems(conn, self.scope, streams)
-        loaded = self._load(engine, streams, stored, problems)
+            log = read_log(conn, self.scope)
+        loaded = self._load(engine, streams, stored, problems, log)
         if not self.writing:
             self.status += "; not written: index busy (another run is writing it)"
         return loaded
@@ -212,7 +218,9 @@ class Index:
         streams: dict[str, StoredStream],
         stored: list[StoredSession],
         problems: dict[str, list[Problem]],
+        log: LoadedLog | None = None,
     ) -> bool:
+        self._log = self._log_writer()
         valid: dict[str, Any] = {}
         why: dict[str, str] = {}
         for logical, stream in streams.items():
@@ -234,6 +242,9 @@ class Index:
         for s in sessions:
             if s.sidecar is not None and s.sidecar.where.path in valid:
                 keep.add(s.sidecar.where.path)
+        log_state = self._load_log(log, streams, valid)
+        if log_state is not None and log is not None:
+            keep |= set(log.streams)
         self._dropped |= set(streams) - keep
         restored = [valid[lg] for lg in keep]
         if not restored:
@@ -241,12 +252,14 @@ class Index:
             return False
         adapters = {lg: streams[lg].format for lg in keep if streams[lg].format is not None}
         ignored = {lg for lg in keep if streams[lg].unit == "ignored"}
-        stats = {gen.snap.path: gen.stat for lg in keep for gen in streams[lg].gens}
+        stats = {gen.snap.path: gen.stat for lg in keep for gen in streams[lg].gens if gen.stat is not None}
         kept_problems = [p for lg in keep for p in problems.get(lg, [])]
-        reason = engine.adopt_stored(restored, adapters, ignored, stats, sessions, kept_problems)
+        reason = engine.adopt_stored(restored, adapters, ignored, stats, sessions, kept_problems, log_state)
         if reason is not None:
             self.status = f"cold: {reason}"
             self._dropped |= set(streams)
+            self._log_drop = self._log_drop or log is not None
+            self._log = self._log_writer()
             return False
         for session in sessions:
             self._loaded[session.key] = (session, session.sidecar)
@@ -254,11 +267,35 @@ class Index:
             self._stored_credits[session.key] = credits_of.get(session.key)
             self._units[session.key] = _Unit(session, _session_streams(session))
         for logical in ignored:
-            self._units[logical] = _Unit(streams[logical].gens[-1].stat.lines, (logical,))
+            last = streams[logical].gens[-1].stat
+            self._units[logical] = _Unit(last.lines if last is not None else 0, (logical,))
         self._start = {snap.logical: _stream_pos(snap) for snap in restored}
         dropped = f", {len(why)} changed" if why else ""
-        self.status = f"warm: {len(sessions)} sessions, {len(ignored)} ignored files from the index{dropped}"
+        rows = f", {len(log_state.continuity):,} log lines" if log_state is not None else ""
+        self.status = f"warm: {len(sessions)} sessions, {len(ignored)} ignored files{rows} from the index{dropped}"
         return True
+
+    def _log_writer(self) -> LogWriter:
+        """A report stores the log lines; a dashboard (or exporter) reads its logs at every start: the order it
+        meets a log's lines and the sessions they name in is its own (newest files first, polled as they grow),
+        and a session's build evidence depends on it."""
+        live = self.mode == "live"
+        return LogWriter(live=live, off="a dashboard reads the logs at every start" if live else None)
+
+    def _load_log(
+        self, log: LoadedLog | None, streams: dict[str, StoredStream], valid: dict[str, Any]
+    ) -> LogState | None:
+        """The stored log lines in a fresh `LogState` when every file they were read from is still as it was
+        read (else the stored log goes and its files are read again); `Corrupt` when the rows do not decode."""
+        if log is None or self.mode != "report":
+            return None
+        if not log.streams or any(lg not in valid or streams[lg].unit != "log" for lg in log.streams):
+            self._log_drop = True
+            return None
+        state = LogState()
+        log.install(state)
+        self._log = LogWriter.resumed(log, [valid[lg] for lg in log.streams], live=self.mode == "live")
+        return state
 
     # ------------------------------------------------------------------ writing
     def commit(self, engine: Engine) -> None:
@@ -284,10 +321,15 @@ class Index:
             return
         with engine.lock:
             writes, deletes = self._changes(engine)
+            if self._log is None:
+                self._log = self._log_writer()
+            log = self._log.changes(engine, self.scope)
+        if log == "drop":
+            self._log_drop, log = True, None
         credits = None
         if self._credits is not None and not self._credits_written:
             credits = [(*n, self.scope, key) for key, n in self._credits.items() if key in self._units]
-        if not writes and not deletes and not self._dropped and credits is None:
+        if not writes and not deletes and not self._dropped and credits is None and log is None and not self._log_drop:
             return
         try:
             with self.store.transaction() as conn:
@@ -304,6 +346,10 @@ class Index:
                         drop_stream(conn, self.scope, logical)
                 for write in writes:
                     write(conn)
+                if self._log_drop:
+                    _delete_log(conn, self.scope, self._log.streams if self._log is not None else [])
+                if log is not None and not isinstance(log, str):
+                    log.write(conn)
                 if credits:
                     conn.executemany(
                         "UPDATE sessions SET log_credits = ?, log_credits_parked = ? WHERE scope = ? AND key = ?",
@@ -319,6 +365,9 @@ class Index:
             self.notices.append(f"index {self.path} not updated: {exc}")
             return
         self._dropped.clear()
+        self._log_drop = False
+        if log is not None and not isinstance(log, str):
+            log.done()
         if credits is not None:
             self._credits_written = True
 
@@ -449,7 +498,11 @@ class Index:
             self._credits = {key: credits.get(key, (0, 0)) for key in engine.state.sessions}
             if self._start:
                 _cold_session_order(engine, cold)
-                _repair(engine, cold_pairs(engine.state, layout, chunk))
+                sessions = engine.state.sessions.values()
+                if any(turn.logged is not None for session in sessions for turn in session.turns):
+                    # (no call logged a decision: nothing pairs, as in a cold read; the replay walks every
+                    # log line, ~13 s and ~280 MB for the 1.1M-line log)
+                    _repair(engine, cold_pairs(engine.state, layout, chunk))
         return True
 
     def start_over(self, engine: Engine) -> None:
@@ -463,6 +516,8 @@ class Index:
         self._credits_written = False
         self._start.clear()
         self._not_kept.clear()
+        self._log = self._log_writer()
+        self._log_drop = False
         self._drop_scope()
         if self.writing:
             engine.after_each_poll(lambda _result: self.commit(engine))
@@ -576,6 +631,19 @@ _SCOPED = (
     "streams", "files", "problems", "log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state",
     "decisions_daily", "closes_daily",
 )  # fmt: skip
+
+
+_LOG_TABLES = ("log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state", "decisions_daily", "closes_daily")
+
+
+def _delete_log(conn: sqlite3.Connection, scope: int, written: list[str]) -> None:
+    """The scope's stored log lines and aggregates, and the log files they were read from."""
+    rows = conn.execute("SELECT logical FROM streams WHERE scope = ? AND unit = 'log'", (scope,))
+    logicals = {row[0] for row in rows}
+    for logical in sorted(logicals | set(written)):
+        drop_stream(conn, scope, logical)
+    for table in _LOG_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,))
 
 
 def _delete_scope_data(conn: sqlite3.Connection, scope: int) -> None:

@@ -29,7 +29,7 @@ redaction would leave them unchanged; anything else about a file is not stored a
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """`PRAGMA user_version` of a store this code reads; any other version is replaced by an empty store."""
 
 APPLICATION_ID = 0x43544958
@@ -82,6 +82,8 @@ CREATE TABLE files (
   bytes INTEGER NOT NULL,
   lines INTEGER NOT NULL,
   bad_lines INTEGER NOT NULL,
+  counted INTEGER NOT NULL,
+  source_format TEXT,
   PRIMARY KEY (scope, logical, number)
 );
 CREATE TABLE problems (

@@ -1706,9 +1706,13 @@ class Sources:
                 fd = _open_readonly(g.path)
             except OSError:
                 return None
-        pos, line_start, partial, flushed_at = g.pos, g.line_start, bytes(g.partial), g.flushed_at
+        pos, line_start, partial, flushed_at, sig = g.pos, g.line_start, bytes(g.partial), g.flushed_at, g.sig
+        head = g.head
         if whole_lines and not g.skipping and line_start < pos:
-            pos, partial, flushed_at = line_start, b"", -1  # the held partial line is read again on resume
+            # the held partial line is read again on resume: no stat signature, so the file is looked at (an
+            # unchanged one would otherwise never be read again from the line's start), and the head as of that
+            # line's start (the reads themselves extend it)
+            pos, partial, flushed_at, sig, head = line_start, b"", -1, None, head[:line_start]
         try:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != (g.dev, g.ino) or st.st_size < g.pos:
@@ -1724,9 +1728,9 @@ class Sources:
         if digests is None:
             return None
         return GenSnap(
-            number=g.number, path=g.path, dev=g.dev, ino=g.ino, current=g.current, sig=g.sig, size=g.size,
+            number=g.number, path=g.path, dev=g.dev, ino=g.ino, current=g.current, sig=sig, size=g.size,
             pos=pos, line_start=line_start, lineno=g.lineno, partial=partial, skipping=g.skipping,
-            head=g.head, flushed_at=flushed_at, tail=digests[0], prefix=digests[1], alias=g.alias,
+            head=head, flushed_at=flushed_at, tail=digests[0], prefix=digests[1], alias=g.alias,
         )  # fmt: skip
 
     def restore_state(
