@@ -120,10 +120,10 @@ def run_app(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.sleep(SETTLE_S)
             if index is not None:
                 result["index_status"] = index.status
-                if args.save_index:  # what a quit saves, taken before the live writer adds its file
+                if args.save_index:  # every poll wrote what it finished: this is one more (empty) transaction
                     result["rss_before_save_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                     started = time.perf_counter()
-                    index.save(engine)
+                    index.commit(engine)
                     result["index_save_s"] = time.perf_counter() - started
                     await asyncio.sleep(SETTLE_S)
             if args.idle > 0:
@@ -138,6 +138,8 @@ def run_app(args: argparse.Namespace) -> dict[str, Any]:
         asyncio.run(drive())
     finally:
         engine.close()
+        if index is not None:
+            index.close()
     result.update(
         first_paint_s=marks["paint"] - t0 if "paint" in marks else None,
         first_data_s=marks["data"] - t0 if "data" in marks else None,

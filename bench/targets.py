@@ -294,6 +294,43 @@ def dashboard(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
     ]
 
 
+def index_log(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
+    """Issue 16 (persistent index) on the 166 MB log: a first report that writes the index (from an empty
+    cache each round) and a second that reads it, against the cold (``--no-cache``) report of the same build."""
+    log = big_log()
+    cache = work / "index-target"
+    env = {**env, "CONTINUITY_TUI_CACHE_DIR": str(cache)}
+    argv = [PY, "-m", "tui.cli", "report", str(log), "--format", "json", "-o", str(work / "biglog-index.json")]
+
+    def first() -> Run:
+        shutil.rmtree(cache, ignore_errors=True)
+        return timed(argv, env, REPO)
+
+    before = load()
+    runs = interleaved(
+        {
+            "cold": lambda: timed(report_argv([log], work / "biglog-cold.json"), env, REPO),
+            "first": first,
+            "second": lambda: timed(argv, env, REPO),
+        },
+        rounds,
+    )
+    loads = _loads(before)
+    cold, one, two = runs["cold"], runs["first"], runs["second"]
+    share = two.wall / cold.wall
+    return [
+        Target(
+            "index, 166 MB log: first / second report",
+            f"{one.wall:.2f} s, {one.rss_mb:.0f} MB / {two.wall:.2f} s, {two.rss_mb:.0f} MB",
+            f"cold report {cold.wall:.2f} s ({cold.cpu:.2f} s CPU), {cold.rss_mb:.0f} MB",
+            f"second {share:.0%} of cold (CPU {two.cpu / cold.cpu:.0%})",
+            "each ≤ 200 MB, second ≤ 20 % of cold",
+            one.rss_mb <= 200 and two.rss_mb <= 200 and share <= 0.2,
+            loads,
+        )
+    ]
+
+
 def live_load(env: dict[str, str], work: Path, seconds: float, rate: int = 5000) -> list[Target]:
     logs = work / "live" / "logs"
     shutil.rmtree(logs.parent, ignore_errors=True)
@@ -416,6 +453,7 @@ def measure(corpus: Corpus, env: dict[str, str], work: Path, *, rounds: int, liv
     for step, fn in (
         ("session.log vs jq", lambda: session_log(env, work, rounds)),
         ("dashboard on the 166 MB log", lambda: dashboard(env, work, rounds)),
+        ("index on the 166 MB log", lambda: index_log(env, work, rounds)),
         ("live load", lambda: live_load(env, work, live_seconds)),
         ("senpi corpus vs orjson", lambda: senpi_corpus(corpus, env, work, rounds)),
         ("Claude Code vs ccusage", lambda: claude_code(env, work, rounds)),

@@ -28,8 +28,7 @@ from core.sources import Block, Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.reread import FileReread
 from core.sources.tail import StreamSnap
-from core.state import PARK_IDLE_S, State
-from core.state.attribution import cold_pairs
+from core.state import PARK_IDLE_S, LogState, SessionState, State
 from core.timeutil import now_ms
 
 #: Lines of a file not yet recognised are held (bounded) until one line tells its format.
@@ -39,7 +38,7 @@ RESET_NOTICES = frozenset({"truncated", "replaced", "recreated", "deleted"})
 #: notices after which a file is read again from its first byte (`Engine.source_resets` counts them)
 RESTART_NOTICES = frozenset({"truncated", "replaced", "recreated"})
 READ_CHUNK = 16 * 1024 * 1024
-"""Bytes per poll of a drain (see `drain`; `resumed_in_order` replays the same polls). The lines of one chunk
+"""Bytes per poll of a drain (see `drain`; `core.index.order` replays the same polls). The lines of one chunk
 are alive together while they are applied: 64 MB put a 1 GB report's peak RSS at ~410 MB, 16 MB at ~340 MB."""
 PARK_CHECK_S = 30.0
 """A live engine looks for sessions to park (`park_idle`) at most this often."""
@@ -69,28 +68,6 @@ class PollResult:
 class _Pending:
     lines: list[Line] = field(default_factory=list)
     size: int = 0
-
-
-@dataclass
-class EngineSnapshot:
-    """Everything an engine knows after reading, as plain data: what `core.index` saves between runs.
-
-    Taken after the reading and before `finish_pending`/`report_partials` (which turn what is still held into
-    problems: a later run that finds those files grown must not see them), so restoring it and reading on is
-    exactly a tail that had kept running. Adapters are saved by name and resolved to the registered ones.
-    """
-
-    streams: list[StreamSnap]
-    state: State
-    adapters: dict[str, str]
-    stats: dict[str, SourceStat]
-    pending: dict[str, _Pending]
-    ignored: set[str]
-    documents: set[str]
-    partials_reported: set[tuple[str, int, int]]
-    rotations: int
-    total_lines: int
-    total_bytes: int
 
 
 class Engine:
@@ -131,15 +108,15 @@ class Engine:
         self._documents: set[str] = set()  # JSON documents already read whole: their generation has nothing more
         self.total_lines = 0
         self.total_bytes = 0
-        self.resets = 0  # rotations, truncations, replacements, deletions seen: such a history is not saved
+        self.resets = 0  # rotations, truncations, replacements, deletions seen
         #: files read again from their first byte, by (format, notice kind): truncated, replaced, recreated; a
         #: format's routine rewrites (mux) are not counted (`continuity_source_resets_total`)
         self.source_resets: Counter[tuple[str, str]] = Counter()
         #: called with a file's logical path, under the lock, just before its session is forgotten to be read
         #: again from the start (`State.reset_session`): what it counted can be kept (`core.report.openmetrics`)
         self.reset_listeners: list[Callable[[str], None]] = []
-        self._resumed = False  # adopted a saved snapshot (see `resumed_in_order`)
         self._first_poll: Callable[[], object] | None = None
+        self._after_poll: Callable[[PollResult], object] | None = None
         self.polls = 0
         if watch:
             self.sources.start_watching()
@@ -152,10 +129,13 @@ class Engine:
                 first, self._first_poll = self._first_poll, None
                 first()
             self.polls += 1
-            return self._poll(max_bytes)
+            result = self._poll(max_bytes)
+            if self._after_poll is not None:
+                self._after_poll(result)
+            return result
 
     def before_first_poll(self, fn: Callable[[], object]) -> None:
-        """Run `fn` at the start of the first `poll`, in the polling thread (the dashboard restores its saved
+        """Run `fn` at the start of the first `poll`, in the polling thread (the dashboard loads its persistent
         index there: its first frame is drawn at once, and the history appears with the first poll)."""
         self._first_poll = fn
 
@@ -189,6 +169,10 @@ class Engine:
                 self._unpark(key, end)
             if self._park_after is not None and self._clock() - self._park_checked >= PARK_CHECK_S:
                 self.park_idle(self._park_after)
+            elif self._park_after is not None and result.paths:
+                # a file this poll read to its end that is long idle (history a backfill just finished) is
+                # parked now, not at the next check: the persistent index stores it with this poll
+                self.park_idle(self._park_after, only=result.paths, check=False)
             self.total_lines += result.lines
             self.total_bytes += result.bytes
         return result
@@ -227,10 +211,10 @@ class Engine:
         """Put per-file sources and problems in discovery order, whatever order the polls read the files in.
 
         A drain reads files round-robin in budget-sized polls, so the arrival order of sources and problems is
-        an artefact of the budget; a run resumed from a saved index (`core.index`) reads only the new bytes,
-        later. Sorting both by the file's place in discovery order (stable: a file's own problems keep their
-        order) makes the two runs agree. Problems are left alone once more arrived than are kept: which ones
-        were dropped depended on the arrival order.
+        an artefact of the budget; a run resumed from the persistent index (`core.index`) reads only what it
+        did not store, later. Sorting both by the file's place in discovery order (stable: a file's own
+        problems keep their order) makes the two runs agree. Problems are left alone once more arrived than
+        are kept: which ones were dropped depended on the arrival order.
         """
         with self.lock:
             rank = {logical: i for i, logical in enumerate(self.sources.order())}
@@ -338,12 +322,15 @@ class Engine:
         return self.sources.pending_bytes()
 
     # ------------------------------------------------------------------ parking (State.park)
-    def park_idle(self, min_idle_s: float, only: set[str] | None = None) -> int:
+    def park_idle(self, min_idle_s: float, only: set[str] | None = None, *, check: bool = True) -> int:
         """Park the session of every transcript read to its end (no held partial line) whose file has not been
         modified for `min_idle_s` (by the engine's clock); returns how many were parked now. A file read in
-        budget-sized chunks is parked only once its last chunk is in. `only`: look at these paths alone."""
+        budget-sized chunks is parked only once its last chunk is in. `only`: look at these paths alone.
+        `check`: this is the periodic look (`PARK_CHECK_S`), not one at the files a poll just read."""
         with self.lock:
-            now = self._park_checked = self._clock()
+            now = self._clock()
+            if check:
+                self._park_checked = now
             held = {partial.path for partial in self.sources.held_partials()}
             parked = 0
             for stat in self.sources.files:
@@ -372,109 +359,67 @@ class Engine:
         if adapter is not None:
             self.state.unpark(key, adapter.parse, end, self.sources.max_line_bytes)
 
-    # ------------------------------------------------------------------ persistence (core.index)
+    # ------------------------------------------------------------------ the persistent index (core.index)
+    def after_each_poll(self, fn: Callable[[PollResult], object] | None) -> None:
+        """Run `fn` at the end of every `poll`, in the polling thread, before the next poll can start (the
+        persistent index writes what the poll read there: a consistent point, and no extra thread)."""
+        self._after_poll = fn
+
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
-        """Hold off polls (waiting for one in progress to finish) and readers: a consistent point to save.
-
-        The tailer's offsets move in `Sources.poll`, before the engine applies the lines under `lock`; a
-        snapshot in between would skip those lines for good."""
+        """Hold off polls (waiting for one in progress to finish) and readers: a consistent point to look at
+        the tailer and the state together. The tailer's offsets move in `Sources.poll`, before the engine
+        applies the lines under `lock`; a look in between would see offsets past lines not yet applied."""
         with self._polling, self.lock:
             yield
 
-    def snapshot(self) -> EngineSnapshot | str:
-        """The engine's whole reading and analysis state, or why it cannot be resumed later.
-
-        Call between polls, after the reading and before `finish_pending`/`report_partials`. Not resumable: a
-        history that saw a rotation, truncation, replacement or deletion (a fresh read of today's files would
-        count and attribute it differently), more problems than are kept, or a tail that is not clean.
-        """
-        with self.lock:
-            if self.resets:
-                return "files were rotated, truncated, replaced or deleted while read"
-            if self.state.problems_total > len(self.state.problems):
-                return "more problems than are kept"
-            full = frozenset(lg for lg, a in self.adapters.items() if a.routine_notices)
-            streams = self.sources.export_state(full)
-            if isinstance(streams, str):
-                return streams
-            return EngineSnapshot(
-                streams=streams,
-                state=self.state,
-                adapters={logical: adapter.name for logical, adapter in self.adapters.items()},
-                stats=self.stats,
-                pending=self._pending,
-                ignored=self.ignored,
-                documents=self._documents,
-                partials_reported=self._partials_reported,
-                rotations=self.rotations,
-                total_lines=self.total_lines,
-                total_bytes=self.total_bytes,
-            )
-
-    def restore(self, snap: EngineSnapshot) -> str | None:
-        """Adopt a saved snapshot before the first poll; None when adopted, else why not (nothing changed).
-
-        The files must be the saved ones plus appended bytes (`Sources.restore_state`). One more case goes
-        back to a cold read: a log of continuity decisions that grew (or appeared) before another one that
-        has saved lines, since a cold read would put the new decisions before the other log's, not after.
-        """
-        by_name: dict[str, Adapter] = {}
-        for name in set(snap.adapters.values()):
+    def adopt_stored(
+        self,
+        streams: list[StreamSnap],
+        adapters: dict[str, str],
+        ignored: set[str],
+        stats: dict[str, SourceStat],
+        sessions: list[SessionState],
+        problems: list[Problem],
+        log: LogState | None = None,
+    ) -> str | None:
+        """Before the first poll: take what the persistent index stored for some files (their reading
+        positions, formats, counts, problems, the log lines read from them, and the parked sessions they hold)
+        instead of reading them. Every other file is read from its start. None when adopted, else why not
+        (nothing changed)."""
+        by_logical: dict[str, Adapter] = {}
+        for logical, name in adapters.items():
             adapter = adapter_named(name)
             if adapter is None:
-                return "a format the snapshot used is no longer registered"
-            by_name[name] = adapter
-        logs = {logical for logical, name in snap.adapters.items() if by_name[name].decision_log}
-        saved = {stream.logical for stream in snap.streams}
-
-        def check(grown: set[str], order: list[str]) -> str | None:
-            appended = [lg for lg in order if (lg in grown and lg in logs) or (lg not in saved and lg.endswith(".log"))]
-            if appended and any(lg in logs for lg in order[order.index(appended[0]) + 1 :]):
-                return f"{appended[0]}: new continuity decisions would come before another log's"
-            for logical in sorted(grown & logs):
-                if _names_known_session(snap, logical, self.reread):
-                    return f"{logical}: new log lines name a session already read"
-            return None
-
+                return f"{name}: a format the index used is no longer registered"
+            by_logical[logical] = adapter
         with self.lock:
-            reason = self.sources.restore_state(snap.streams, check)
+            reason = self.sources.restore_state(streams)
             if reason is not None:
                 return reason
-            self.state = snap.state
-            self.adapters = {logical: by_name[name] for logical, name in snap.adapters.items()}
-            self.stats = snap.stats
-            self._pending = snap.pending
-            self.ignored = snap.ignored
-            self._documents = snap.documents
-            self._partials_reported = snap.partials_reported
-            self.rotations = snap.rotations
-            self.total_lines = snap.total_lines
-            self.total_bytes = snap.total_bytes
-            self._resumed = True
-            return None
+            self.adapters.update(by_logical)
+            self.ignored |= ignored
+            self.stats.update(stats)
+            if log is not None:
+                self.state.log = log  # first, as a cold read meets the logs before the transcripts
+            for session in sessions:
+                self.state.adopt_session(session)
+            for problem in problems:
+                self.state.add_problem(problem)
+            self.total_lines += sum(stat.lines for stat in stats.values())
+            self.total_bytes += sum(stat.bytes for stat in stats.values())
+        return None
 
-    def resumed_in_order(self, chunk: int = READ_CHUNK) -> bool:
-        """After reading on from a restored snapshot: did attribution pair exactly as a cold `read_all` would?
-
-        Log lines and transcript diagnostics are paired by (kind, reason, count), session and time, greedily,
-        in reading order (`State._attribute_turn`); a cold read meets every file in discovery order, in polls
-        of `chunk` bytes, while a resumed one paired what it had read before the new bytes arrived. Usually
-        the same (new activity is dated after what was read); not always (an old transcript copied in, two
-        sessions with the same decision within seconds): replay the cold order on what is now in memory
-        (`_cold_pairs`) and compare. True for a cold engine. False: the caller reads cold.
-        """
-        if not self._resumed:
-            return True
+    def rebuild(self, key: str) -> None:
+        """Rebuild a parked session from its file now (`State.unpark`), then park it again when it is read to
+        its end (the persistent index: a stored session whose restart sidecar changed)."""
         with self.lock:
-            expected = cold_pairs(self.state, self.sources.layout(), chunk)
-            actual = {
-                (key, turn.index): turn.log_line
-                for key, session in self.state.sessions.items()
-                for turn in session.turns
-                if turn.log_line is not None
-            }
-            return actual == expected
+            session = self.state.sessions.get(key)
+            if session is None or session.parked is None:
+                return
+            end = session.parked
+            self._unpark(key, end)
+            self.state.park(key, end)
 
     def close(self) -> None:
         if self._log_pool is not None:
@@ -790,29 +735,3 @@ def split_blocks(items: list[Line | Block]) -> list[Line]:
             lineno += 1
             offset += len(data) + 1
     return out
-
-
-def _names_known_session(snap: EngineSnapshot, logical: str, reread: Reread) -> bool:
-    """Whether the bytes appended to a session log since `snap` name (`sessionId`) a session it holds.
-
-    Such a line counts as build-profile evidence only for a session that exists when the line is read
-    (`core.agents.senpi.continuity.records`): a cold read meets the log before the transcripts and never counts
-    it, a resumed read does. Until that order dependence is gone from the analysis, this history is read cold.
-    """
-    ids = {session.session_id for session in snap.state.sessions.values()}
-    for stream in snap.streams:
-        if stream.logical != logical:
-            continue
-        for gen in stream.gens:
-            if not gen.current:
-                continue  # a rotated generation never grows (Sources.restore_state refuses it)
-            data_after = reread.after(gen.path, gen.line_start)
-            if data_after is None:
-                return True
-            for data in data_after.split(b"\n"):
-                if b'"sessionId"' not in data:
-                    continue
-                obj = load_object(gen.path, 0, 0, data)
-                if isinstance(obj, dict) and obj.get("sessionId") in ids:
-                    return True
-    return False

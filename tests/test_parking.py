@@ -3,14 +3,14 @@
 What a user sees must not change: a report of a history read with parking equals (JSON, minus `generated_at`)
 one read without, whatever the read chunk (a drain reads files round-robin, so recordings, log lines and
 sidecars may arrive after the transcript they belong to); a parked session whose file grows is rebuilt and
-equals a cold read of the grown file; the drill-down reads the same; a parked state pickles (the index).
+equals a cold read of the grown file; the drill-down reads the same (a parked session stored by the
+persistent index: `tests/index/`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,6 @@ import pytest
 from report_helpers import write_agent
 
 import core.demo
-import core.index  # registers how the index pickles hash chains and running hashes
 from core.agents.senpi.continuity.replay import VerdictReplay
 from core.agents.senpi.drilldown import load_capture_commit
 from core.agents.senpi.payload.analyzer import PayloadAnalyzer
@@ -166,25 +165,6 @@ def test_a_live_engine_parks_only_idle_files(tmp_path: Path) -> None:
     engine.poll()
     assert _parked(engine) >= 2
     assert _report(engine) == _report(_read([root], park=False))
-
-
-def test_a_parked_state_pickles_and_reads_on(tmp_path: Path) -> None:
-    """The persistent index pickles the engine state: a parked one is smaller and resumes exactly."""
-    root = tmp_path / "data"
-    rests = _split_transcripts(DEMO, root)
-    parked = _read([root], park=True)
-    unparked = _read([root], park=False)
-    snap, plain = parked.snapshot(), unparked.snapshot()
-    assert not isinstance(snap, str) and not isinstance(plain, str)
-    blob = pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
-    assert len(blob) < len(pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL))
-    for path, rest in rests:
-        with open(path, "ab") as fh:
-            fh.write(rest)
-    resumed = Engine([root], park_after_s=0.0)
-    assert resumed.restore(pickle.loads(blob)) is None
-    resumed.read_all()
-    assert _report(resumed) == _report(_read([root], park=False))
 
 
 def test_a_late_recording_wakes_its_parked_session(monkeypatch: pytest.MonkeyPatch) -> None:

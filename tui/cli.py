@@ -1,4 +1,4 @@
-"""The `continuity-tui` command: the dashboard, `report`, `check` and `metrics`.
+"""The `continuity-tui` command: the dashboard, `report`, `check`, `metrics` and `index --path`.
 
 Textual is imported only when the dashboard opens, so `report`, `check` and `metrics` start fast and run where
 no terminal is attached (CI, a server).
@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-session", action="store_true", help="label the series by session id (one more label: more series)"
     )
     metrics.add_argument("--no-redact", action="store_true", help="keep secrets found in label values")
+    index = sub.add_parser("index", help="the persistent index (a SQLite file you can query with sqlite3)")
+    index.add_argument("--path", action="store_true", help="print where it is (it may not exist yet)")
     return parser
 
 
@@ -183,6 +185,12 @@ def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     tune_gc()
     tune_malloc()
+    if argv and argv[0] == "index":
+        args = build_parser().parse_args(argv)
+        from core.index import index_path  # no analysis import: only where the file is
+
+        print(index_path())
+        return 0
     if argv and argv[0] in ("report", "check", "metrics"):
         args = build_parser().parse_args(argv)
         if args.command == "metrics":

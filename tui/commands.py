@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.agents import AGENTS, default_roots
-from core.engine import Engine
+from core.engine import READ_CHUNK, Engine
 from core.sources.discover import SourceError
 from tui.stdin import NoTerminal, replace_stdin, spool_all, spool_live, take_stdin_for_ui, wants_stdin
 
@@ -104,13 +104,12 @@ def notice(message: str) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
-    """Open, restore the persistent index when there is one (`core.index`), read everything; start saving the
-    index. Returns the engine and the function that finishes the save: call it when the output is written.
+    """Open, load the persistent index when there is one (`core.index`), read everything (the index takes what
+    each poll finished, as it goes). Returns the engine and the function that closes the index: call it when
+    the output is written.
 
-    The index is taken from the state right after the reading, before `finish_pending`/`report_partials` turn
-    what is still held into problems (a later run that finds those files grown must not inherit them). It is
-    pickled in a forked child where that is safe (`Index.capture_behind`), so on a first run the report is
-    built and written on one core while the index is saved on the other."""
+    A run resumed from the index met the files in another order than a cold read; `Index.settle` puts what
+    depends on that order as a cold read has it, or says it cannot, and then everything is read cold."""
     paths = resolve_paths(args)
     if not paths:
         return no_home()
@@ -132,21 +131,23 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
 
         index = Index.for_engine(engine, volatile=args.volatile, mode="report")
         index.restore(engine)
-    engine.read_all()
-    if index is not None and not index.resumable(engine):
-        engine.close()  # what was read since would not give what a cold read gives: read it all
-        engine = open_engine(paths, args.volatile, jobs=args.jobs)
-        engine.read_all()
-    captured = index.capture_behind(engine) if index is not None else None
+    engine.read_all(READ_CHUNK)
+    if index is not None:
+        if not index.settle(engine, READ_CHUNK):
+            engine.close()  # what was read would not give what a cold read gives: read it all
+            engine = open_engine(paths, args.volatile, jobs=args.jobs)
+            index.start_over(engine)
+            engine.read_all(READ_CHUNK)
+        index.commit(engine)  # what the last poll finished (the drain parks after its polls)
     engine.finish_pending()
     engine.report_partials()
 
     def finish() -> None:
         if spool is not None:
             spool.cleanup()
-        if index is None or captured is None:
+        if index is None:
             return
-        index.write(captured())
+        index.close()
         for line in index.notices:
             notice(line)
 
@@ -352,14 +353,14 @@ def run_dashboard(args: argparse.Namespace) -> int:
     app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool, config=load(config_path()))
     try:
         app.run()
-        if index is not None and app.return_code in (None, 0):
-            index.save(engine)  # on a clean quit; waits for a poll in progress, never saves half of one
-            for line in index.notices:
-                notice(line)
     finally:
         if writer is not None:
             writer.stop()
         engine.close()
+        if index is not None:
+            index.close()  # every poll already wrote what it finished: quitting writes nothing
+            for line in index.notices:
+                notice(line)
         if spool is not None:
             spool.cleanup()
         if demo is not None:

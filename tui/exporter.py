@@ -1,10 +1,10 @@
 """`continuity-tui metrics PATH... --listen HOST:PORT`: the dashboard's figures for Prometheus, headless.
 
 The same engine, discovery, tailing and persistent index as the dashboard (`open_engine(watch=True)`, newest
-files first, `Index` mode `live`, restored in the first poll and saved on a clean stop), without a screen: one
+files first, `Index` mode `live`, restored in the first poll and written after each poll), without a screen: one
 thread reads (`engine.poll` while there is backlog, else `engine.wait`, which a filesystem event or the 1 s
-heartbeat ends), one serves HTTP, and the main thread waits for SIGTERM, SIGINT or SIGHUP, then stops both,
-saves the index and exits 0.
+heartbeat ends), one serves HTTP, and the main thread waits for SIGTERM, SIGINT or SIGHUP, then stops both and
+exits 0 (the index already holds what the polls finished).
 
 - `/metrics`: `core.report.openmetrics.Exposition` through prometheus-client's WSGI app, which negotiates the
   format as every Python exporter does (OpenMetrics 1.0 when the `Accept` header asks for
@@ -238,10 +238,11 @@ def _run(args: argparse.Namespace, default_listen: str, stop: threading.Event) -
         say(exporter.failed)
         code = EXIT_FAIL
     elif index is not None:
-        index.save(engine)  # a clean stop saves like a clean dashboard quit
         for line in index.notices:
             notice(line)
     engine.close()
+    if index is not None:
+        index.close()  # every poll already wrote what it finished: stopping writes nothing
     return code
 
 

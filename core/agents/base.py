@@ -98,6 +98,9 @@ class Analysis:
     #: what the drill-down re-reads of a call, for an agent that records a capture beside the commit (senpi);
     #: None: the line the call was read from (`core.kernel.drilldown.recorded_line`)
     drilldown: Drilldown | None = None
+    #: the types its analyzers put in `Turn.facts` (the persistent index decodes a stored call's facts back into
+    #: one of these, and stores no session whose calls hold anything else)
+    turn_facts: tuple[type, ...] = ()
 
 
 Extra = tuple[str, Callable[[Any], Any]]

@@ -41,8 +41,11 @@ class Adapter:
     #: that rewrites the file atomically, or deletes it when done); files with any are checked whole on resume
     routine_notices: ClassVar[frozenset[str]] = frozenset()
     #: its lines are logged continuity decisions that attribution pairs with other files' calls by time: a run
-    #: resumed from a saved index must meet them in the order a cold read would (`Engine.restore`)
+    #: resumed from the index must meet them in the order a cold read would (`Index.settle`)
     decision_log: ClassVar[bool] = False
+    #: its lines feed the state's log aggregates (`core.state.LogState`) and belong to no session: the persistent
+    #: index keeps all such files of a history together, with those aggregates, or none of them
+    log_aggregates: ClassVar[bool] = False
     #: parses whole blocks of complete lines (`parse_block`): the engine hands it the tailer's blocks (~1 MiB)
     #: instead of one line at a time; what it gives back equals `parse` on each line (a log's typed fast path)
     blocks: ClassVar[bool] = False

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import xxhash
 
 from core.kernel.pipeline import SessionAnalyzer
@@ -236,6 +237,13 @@ class DirectiveLedger(SessionAnalyzer):
         """The session is done (`State.park`): the ledger stays; which messages were counted only guards
         against counting a re-delivered message twice."""
         self._counted = set()
+
+    def keep(self, session: Session) -> Any:
+        """The ledger of a parked session (the report's and the dashboard's directive figures read it)."""
+        return msgspec.to_builtins(self.tags)
+
+    def resume(self, session: Session, kept: Any) -> None:
+        self.tags = msgspec.convert(kept, dict[str, TagLedger])
 
     def record(
         self,

@@ -20,7 +20,10 @@ probes for a method with `getattr`:
   restart sidecar): judge that again;
 - `commit_changed`: a turn's commit outcome or class changed after the fact (an event recording arrived);
 - `refresh`: a surface is about to read the session: settle what is decided lazily (the build profile);
-- `dedupe`: every dedupe policy on one call's payload, for analyzers that can rebuild it.
+- `dedupe`: every dedupe policy on one call's payload, for analyzers that can rebuild it;
+- `keep` / `resume`: a parked session stored by the persistent index (`core.index`) and loaded at the next
+  start: what of the parked analyzer a surface still reads, as plain data, and its return into a new instance
+  (`in_stored_session` False: the loaded session has no instance of it at all).
 
 Analyzers find each other by class (`session.analyzer(ProviderContext)`), never by a name.
 
@@ -98,8 +101,17 @@ class Store(Protocol):
     def add_problem(self, problem: Problem) -> None: ...
 
 
+class NotKept(Exception):
+    """A parked session that cannot be stored as it is (`SessionAnalyzer.keep`): its file is read again instead."""
+
+
 class SessionAnalyzer:
     """Base of every session analyzer: one instance per session, fed in its agent's order. All hooks no-ops."""
+
+    #: whether a parked session loaded from the persistent index has an instance of this analyzer (given back
+    #: its `keep` data through `resume`); False when what it adds is in the session's own fields and a rebuild
+    #: from the file (`State.unpark`) derives the rest again
+    in_stored_session: ClassVar[bool] = True
 
     def __init__(self, session: Session, reread: Reread) -> None:
         """Made with its session; `reread` is the port for the bytes it needs again (most need none)."""
@@ -131,6 +143,17 @@ class SessionAnalyzer:
         """Every dedupe policy on call `index`'s payload, rebuilt from disk; None when this analyzer cannot."""
         return None
 
+    def keep(self, session: Session) -> Any:
+        """A parked analyzer's state for the persistent index: plain data (None, bool, int, float, str, and lists
+        and dicts of them; never message text), or None when a new instance is the same to every surface.
+        Raise `NotKept` when the session cannot be stored (its file is then read again at the next start)."""
+        return None
+
+    def resume(self, session: Session, kept: Any) -> None:
+        """A new instance in a parked session loaded from the persistent index: take back `keep`'s data
+        (decoded as plain data only: check its shape). It is never fed entries: a loaded session that grows,
+        or that a recording wakes, is rebuilt from its file first (`State.unpark`)."""
+
 
 class RecordHandler:
     """Base of the record handlers: one instance per `State`, made when its agent's first record that may
@@ -158,3 +181,7 @@ class RecordHandler:
 
     def forget_session(self, session: Session) -> None:
         """A session of this agent is forgotten (truncated, replaced, rebuilt): drop what points into it."""
+
+    def restored(self, store: Store, session: Session) -> None:
+        """A parked session was loaded from the persistent index (`core.index`): its transcript's records never
+        reached this handler; note what it would have kept of them (e.g. calls waiting for a recording)."""

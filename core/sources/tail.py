@@ -47,7 +47,9 @@ from pathlib import Path
 from .discover import Scanner, is_candidate_name, logical_of, rotated_of
 from .watch import DirWatcher
 
-__all__ = ["HEAD_BYTES", "FileBatch", "FileStat", "GenSnap", "Line", "Notice", "Sources", "StreamSnap"]
+__all__ = [
+    "HEAD_BYTES", "FileBatch", "FileStat", "GenSnap", "Line", "Notice", "Sources", "StreamSnap", "verify_stream",
+]  # fmt: skip
 
 HEAD_BYTES = 256
 """Bytes of a generation's head kept to recognise it: enough to differ between two JSONL files (timestamps,
@@ -1778,26 +1780,50 @@ class Sources:
                 return "file cap reached"
             out: list[StreamSnap] = []
             for logical in self._order:
-                s = self._streams[logical]
-                if s.errors or s.pending_reason is not None:
-                    return f"{_name(logical)}: an error or a reset is pending"
-                if not s.gens or set(s.seen) != {g.path for g in s.gens}:
-                    return f"{_name(logical)}: files and generations do not match (deleted or not yet read)"
-                gens: list[GenSnap] = []
-                for g in s.gens:
-                    if g.gone or g.held or g.farewell or g.path != (s.logical if g.current else s.rot):
-                        return f"{_name(g.path)}: a rotation or replacement is in progress"
-                    if g.copy is not None:
-                        return f"{_name(g.path)}: a copy of {_name(s.logical)} waits (copytruncate)"
-                    snap = self._gen_snap(g, logical in full_digest)
-                    if snap is None:
-                        return f"{_name(g.path)}: cannot re-read what was read"
-                    gens.append(snap)
-                out.append(StreamSnap(logical, s.next_number, gens))
+                snap = self._export_stream(logical, logical in full_digest)
+                if isinstance(snap, str):
+                    return snap
+                out.append(snap)
             return out
 
+    def export_streams(
+        self, logicals: list[str], full_digest: frozenset[str] = frozenset(), *, whole_lines: bool = False
+    ) -> dict[str, StreamSnap | str]:
+        """`export_state` stream by stream (the persistent index stores each clean stream on its own): per
+        logical path, its snapshot or why it cannot be resumed now. ``whole_lines``: each generation as of the
+        start of its held partial line, whose bytes are then read again by a resumed run rather than kept."""
+        with self._lock:
+            reason = "sources closed" if self._closed else "file cap reached" if self._scanner.capped else None
+            out: dict[str, StreamSnap | str] = {}
+            for logical in logicals:
+                if reason is not None or logical not in self._streams:
+                    out[logical] = reason or f"{_name(logical)} is not read"
+                else:
+                    out[logical] = self._export_stream(logical, logical in full_digest, whole_lines)
+            return out
+
+    def _export_stream(self, logical: str, full: bool, whole_lines: bool = False) -> StreamSnap | str:
+        s = self._streams[logical]
+        if s.errors or s.pending_reason is not None:
+            return f"{_name(logical)}: an error or a reset is pending"
+        if not s.gens or set(s.seen) != {g.path for g in s.gens}:
+            return f"{_name(logical)}: files and generations do not match (deleted or not yet read)"
+        gens: list[GenSnap] = []
+        for g in s.gens:
+            if g.gone or g.held or g.farewell or g.path != (s.logical if g.current else s.rot):
+                return f"{_name(g.path)}: a rotation or replacement is in progress"
+            if g.copy is not None:
+                return f"{_name(g.path)}: a copy of {_name(s.logical)} waits (copytruncate)"
+            if g.alias is not None:  # a link read by another stream: nothing of it to keep, claimed again
+                return f"{_name(g.path)}: read under another name ({_name(g.alias)})"
+            snap = self._gen_snap(g, full, whole_lines)
+            if snap is None:
+                return f"{_name(g.path)}: cannot re-read what was read"
+            gens.append(snap)
+        return StreamSnap(logical, s.next_number, gens)
+
     @staticmethod
-    def _gen_snap(g: _Gen, full: bool) -> GenSnap | None:
+    def _gen_snap(g: _Gen, full: bool, whole_lines: bool = False) -> GenSnap | None:
         fd = g.fd
         opened = fd is None
         if fd is None:
@@ -1805,13 +1831,20 @@ class Sources:
                 fd = _open_readonly(g.path)
             except OSError:
                 return None
+        pos, line_start, partial, flushed_at, sig = g.pos, g.line_start, bytes(g.partial), g.flushed_at, g.sig
+        head = g.head
+        if whole_lines and not g.skipping and line_start < pos:
+            # the held partial line is read again on resume: no stat signature, so the file is looked at (an
+            # unchanged one would otherwise never be read again from the line's start), and the head as of that
+            # line's start (the reads themselves extend it)
+            pos, partial, flushed_at, sig, head = line_start, b"", -1, None, head[:line_start]
         try:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != (g.dev, g.ino) or st.st_size < g.pos:
                 return None
             if os.pread(fd, len(g.head), 0) != g.head:
                 return None
-            digests = _gen_digests(fd, g.pos, full)
+            digests = _gen_digests(fd, pos, full)
         except OSError:
             return None
         finally:
@@ -1820,9 +1853,9 @@ class Sources:
         if digests is None:
             return None
         return GenSnap(
-            number=g.number, path=g.path, dev=g.dev, ino=g.ino, current=g.current, sig=g.sig, size=g.size,
-            pos=g.pos, line_start=g.line_start, lineno=g.lineno, partial=bytes(g.partial), skipping=g.skipping,
-            head=g.head, flushed_at=g.flushed_at, tail=digests[0], prefix=digests[1], alias=g.alias,
+            number=g.number, path=g.path, dev=g.dev, ino=g.ino, current=g.current, sig=sig, size=g.size,
+            pos=pos, line_start=line_start, lineno=g.lineno, partial=partial, skipping=g.skipping,
+            head=head, flushed_at=flushed_at, tail=digests[0], prefix=digests[1], alias=g.alias,
         )  # fmt: skip
 
     def restore_state(
@@ -1845,28 +1878,14 @@ class Sources:
             grown: set[str] = set()
             seen: dict[str, os.stat_result] = {}
             for snap in streams:
-                s = self._streams.get(snap.logical)
-                if s is None:
+                if snap.logical not in self._streams:
                     return f"{_name(snap.logical)} is gone (deleted)"
-                at = {g.path: g for g in snap.gens}
-                for m in s.members:
-                    try:
-                        st = os.stat(m)
-                    except (FileNotFoundError, NotADirectoryError):
-                        if m in at:
-                            return f"{_name(m)} was deleted or renamed"
-                        continue
-                    except OSError as exc:
-                        return f"{_name(m)} cannot be inspected: {exc.strerror or exc}"
-                    gs = at.get(m)
-                    if gs is None:
-                        return f"{_name(m)} appeared (rotation)"
-                    reason = _verify(gs, st)
-                    if reason is not None:
-                        return reason
-                    seen[m] = st
-                    if st.st_size > gs.pos:
-                        grown.add(snap.logical)
+                checked = verify_stream(snap)
+                if isinstance(checked, str):
+                    return checked
+                seen.update(checked)
+                if any(st.st_size > gs.pos for gs in snap.gens for st in (checked[gs.path],)):
+                    grown.add(snap.logical)
             reason = None if check is None else check(grown, list(self._order))
             if reason is not None:
                 return reason
@@ -1921,6 +1940,35 @@ class Sources:
         self._stats = stats
         self._pending = pending
         self._stale -= {"files", "pending"}
+
+
+def verify_stream(snap: StreamSnap) -> dict[str, os.stat_result] | str:
+    """Whether the files at a saved stream's paths are its saved generations plus appended bytes: their stat
+    results by path when they are, else why not (a generation deleted, replaced, truncated, rewritten, or a
+    file at a member path that had none: a rotation while we were away)."""
+    at = {g.path: g for g in snap.gens}
+    rot = rotated_of(snap.logical)
+    seen: dict[str, os.stat_result] = {}
+    for m in [snap.logical] if rot is None else [snap.logical, rot]:
+        try:
+            st = os.stat(m)
+        except (FileNotFoundError, NotADirectoryError):
+            if m in at:
+                return f"{_name(m)} was deleted or renamed"
+            continue
+        except OSError as exc:
+            return f"{_name(m)} cannot be inspected: {exc.strerror or exc}"
+        gs = at.get(m)
+        if gs is None:
+            return f"{_name(m)} appeared (rotation)"
+        reason = _verify(gs, st)
+        if reason is not None:
+            return reason
+        seen[m] = st
+    missing = set(at) - set(seen)
+    if missing:
+        return f"{_name(sorted(missing)[0])} is not where it was read"
+    return seen
 
 
 def _verify(gs: GenSnap, st: os.stat_result) -> str | None:

@@ -172,6 +172,19 @@ class State(Attribution, Tree, Parking):
             handlers = self.handlers[agent.name] = [cls(agent, self.reread) for cls in agent.load().record_handlers]
         return handlers
 
+    def adopt_session(self, session: SessionState) -> None:
+        """A parked session loaded from the persistent index (`core.index`), as if its transcript had just been
+        read and parked: its calls with a logged decision wait for their log lines, and its agent's record
+        handlers note what they would have kept of its records (`RecordHandler.restored`)."""
+        self.sessions[session.key] = session
+        for turn in session.turns:
+            turn.log_line = None
+            if turn.logged is not None:
+                self._attribute_turn(session, turn)
+        for handler in self._handlers(session.agent):
+            handler.restored(self, session)
+        self.version += 1
+
     def add_problem(self, problem: Problem) -> None:
         if problem.ts_ms is None:
             problem.ts_ms = now_ms()

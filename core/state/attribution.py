@@ -11,8 +11,8 @@ The pairing depends on the order things are read in, so it exists twice, side by
 - incremental (`Attribution`, mixed into `State`): what a live or cold read pairs as lines and turns arrive,
   O(log n) per item through time-ordered waiting lists (`_ByTime`);
 - cold replay (`cold_pairs`): what a cold `read_all(chunk)` of the same files would have paired, computed from
-  what is in memory; a run resumed from a saved index compares the two (`Engine.resumed_in_order`) and reads
-  cold when they differ. `tests/test_index.py` checks the replay against real cold drains.
+  what is in memory; a run resumed from the index puts its pairs as the replay has them (`Index.settle`).
+  `tests/index/test_index_order.py` checks the replay against real cold drains.
 """
 
 from __future__ import annotations
@@ -148,6 +148,35 @@ class Attribution:
         for row in sorted(row for row, (sid, _) in matched.items() if sid == session_id):
             del matched[row]
             self._wait_line(row)
+
+    def adopt_pairs(self, pairs: dict[tuple[str, int], int]) -> None:
+        """Pair logged decisions with calls as given ((session key, turn index) -> continuity row: what
+        `cold_pairs` says a cold drain pairs), replacing the incremental pairing; what is left unpaired waits
+        again. A run resumed from the persistent index (`core.index`) met the files in another order."""
+        rows = self.log.continuity
+        rows.matched.clear()
+        self._unmatched_lines.clear()
+        self._unmatched_turns.clear()
+        self._turns_waiting = 0
+        self._indexed = 0  # no line indexed: a later call indexes them all, in arrival order (`_index_lines`)
+        calls = False
+        for key, session in self.sessions.items():
+            for turn in session.turns:
+                turn.log_line = None
+                row = pairs.get((key, turn.index))
+                if row is not None and 0 <= row < len(rows):
+                    self._link(row, session, turn.index)
+                elif turn.logged is not None and (at := turn.logged.ts_ms or turn.ts_ms) is not None:
+                    key_ = _key(turn.logged.kind, turn.logged.reason, turn.logged.count)
+                    self._unmatched_turns.setdefault(key_, _ByTime()).add(at, (key, turn.index))
+                    self._turns_waiting += 1
+                calls = calls or turn.logged is not None
+        if calls:  # the lines left unpaired wait (a log with no such call is indexed only when one arrives)
+            matched = rows.matched
+            for row in range(len(rows)):
+                if row not in matched:
+                    self._wait_line(row)
+            self._indexed = len(rows)
 
 
 class _ByTime(Generic[_T]):

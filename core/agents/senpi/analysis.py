@@ -21,7 +21,7 @@ from core.agents.senpi.continuity.closes import ClosePairing
 from core.agents.senpi.continuity.records import SidecarAndLogHandler
 from core.agents.senpi.continuity.replay import VerdictReplay
 from core.agents.senpi.drilldown import load_capture_commit
-from core.agents.senpi.facts import SenpiSession
+from core.agents.senpi.facts import SenpiCall, SenpiSession
 from core.agents.senpi.payload.analyzer import PayloadAnalyzer, PayloadSettler
 from core.agents.senpi.profiles import ProfileTracker
 from core.agents.shared.pi_family.calls import PI_FAMILY_CALLS
@@ -43,4 +43,5 @@ ANALYSIS = Analysis(
     calls=PI_FAMILY_CALLS,
     session_facts=SenpiSession,
     drilldown=load_capture_commit,
+    turn_facts=(SenpiCall,),
 )

@@ -39,7 +39,7 @@ from core.agents.senpi.fingerprint import (
 )
 from core.agents.senpi.profiles import API_ID, BINDING_TYPE, ProfileTracker
 from core.kernel.diff import classify, describe, diff_with_count
-from core.kernel.pipeline import RecordHandler, SessionAnalyzer
+from core.kernel.pipeline import NotKept, RecordHandler, SessionAnalyzer
 from core.kernel.volatility import VolatilityPolicy, policy
 from core.model import AgentEvent, CommitInfo, DiffChange, LoggedDecision, TranscriptEntry, Turn, Where, entry_key
 from core.timeutil import any_ms
@@ -196,6 +196,12 @@ class CommitAnalyzer(SessionAnalyzer):
         recording that arrives later wakes the session instead (`RecordingMatcher._offer`)."""
         self.recordings = {f.index: f.recording for f in self.facts if f.recording is not None}
         self.facts = []
+
+    def keep(self, session: Session) -> None:
+        """A stored session (`core.index`) has no recordings: a recording's diff is message content, and the
+        recording files are read again at every start (a matching one wakes the session, `restored`)."""
+        if self.recordings:
+            raise NotKept("event recordings are attached to its calls")
 
     def _on_assistant(self, entry: TranscriptEntry, msg: dict[str, Any], turn: Turn) -> None:
         turn.fingerprints = fingerprints(msg, self.policy)
@@ -515,8 +521,11 @@ class RecordingMatcher(RecordHandler):
                     continue
                 if session.parked is not None:
                     # its commit facts and replay are gone: rebuild it (`State.wake`); the recording waits in
-                    # `pending`, where the re-read turn finds it as if the recording had been read first
-                    state.wake(key)
+                    # `pending`, where the re-read turn finds it as if the recording had been read first. A
+                    # recording of another session (the same content, "ok" twice) would not fit the re-read
+                    # turn either: no rebuild for it
+                    if committed.session_id is None or committed.session_id == session.session_id:
+                        state.wake(key)
                     continue
                 if self._fits(session, session.turns[index], committed):
                     del waiting[i]
@@ -547,6 +556,17 @@ class RecordingMatcher(RecordHandler):
                     self._attach(session, turn.index, committed)
                     return
         self.waiting.setdefault(key, []).append((session.key, turn.index))
+
+    def restored(self, store: Store, session: Session) -> None:
+        """A parked session loaded from the index: its calls wait for their recordings as if its transcript had
+        just been read (`_on_turn`); one that arrives wakes it (`_offer`), and the rebuilt turn takes it."""
+        for node in session.nodes.values():
+            if node.turn_index is None or node.turn_index >= len(session.turns):
+                continue
+            turn = session.turns[node.turn_index]
+            key = (turn.fingerprints or {}).get(FINGERPRINT_KEYS[VERBATIM])
+            if key is not None and node.where == turn.where:
+                self.waiting.setdefault(key, []).append((session.key, turn.index))
 
     def forget_session(self, session: Session) -> None:
         """A session is forgotten (`State.reset_session`): its turns no longer wait for recordings, and the

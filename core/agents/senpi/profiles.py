@@ -345,6 +345,11 @@ def detect_profile(ev: Evidence) -> tuple[BuildProfile, str]:
 class ProfileTracker(SessionAnalyzer):
     """Per-session evidence collector; `profile` is re-detected only when the evidence changed."""
 
+    #: a stored session (`core.index`) keeps the chosen profile in `session.profile`; without a tracker, log
+    #: lines read later credit it nothing. Whether a cold read would credit it differently (log lines are build
+    #: evidence only for a session that exists when they are read) is the index's to check: it reads cold then
+    in_stored_session = False
+
     def __init__(self, session: Session, reread: Reread) -> None:
         self.session = session
         self.evidence = Evidence()

@@ -114,6 +114,13 @@ class ClosePairing(RecordHandler):
     def on_log_closes(self, store: Store) -> None:
         self._take_closes(store)
 
+    def restored(self, store: Store, session: Session) -> None:
+        """A session loaded from the index: its calls wait for their closes like calls just read (the rule does
+        not depend on the order calls and lines arrive in, so the pairs are the cold read's)."""
+        self._take_closes(store)
+        for index in range(len(session.turns)):
+            self._add_call(store, session, index)
+
     # ----------------------------------------------------------------- pairing
     def _take_closes(self, store: Store) -> None:
         """The close rows appended since the last look, each paired (or not) as it is taken."""

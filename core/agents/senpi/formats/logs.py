@@ -61,6 +61,7 @@ class SessionLogAdapter(Adapter):
     source = "session-log"
     decision_log = True
     blocks = True
+    log_aggregates = True
     _typed: TypedLog | None = None
 
     def sniff(self, path: str, obj: dict[str, Any]) -> bool:

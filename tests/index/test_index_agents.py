@@ -1,6 +1,7 @@
 """The persistent index on the other agents' formats: Claude Code (a main transcript and a sub-agent file that
-grow), mux/Xum (chat.jsonl appended, rewritten whole by rename, or rewritten in place). Each warm run must
-report exactly what a cold run reports on the same bytes."""
+grow), mux/Xum (chat.jsonl appended, rewritten whole by rename, or rewritten in place). Their sessions are
+assembled by record handlers across files and never parked, so the index keeps nothing of them and every
+start reads their files again: each run must still report exactly what a cold run reports."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_claude_code_files_that_grew_resume(tmp_path: Path, runs: list[Index], c
         with path.open("ab") as fh:
             fh.write(body[path.stat().st_size :])
     warm = report(projects, tmp_path)
-    assert runs[-1].status == "warm"
+    assert runs[-1].status == "cold: no index yet"
     assert warm == report(projects, tmp_path, "--no-cache")
 
 
@@ -57,7 +58,6 @@ def test_mux_rows_appended_resume(tmp_path: Path, runs: list[Index]) -> None:
     report(sessions, tmp_path)
     append(chat, [assistant(3, [text("Lint passed.")], total=1460, read=1400, write=50), user(4, "thanks")])
     warm = report(sessions, tmp_path)
-    assert runs[-1].status == "warm"
     assert warm == report(sessions, tmp_path, "--no-cache")
 
 
@@ -67,7 +67,6 @@ def test_mux_rewritten_by_rename_reads_cold(tmp_path: Path, runs: list[Index]) -
     rows[1] = assistant(1, [text("src/index.ts")], total=1400, read=0, write=1300)  # a row updated by sequence
     rewrite(chat, [*rows, assistant(3, [text("Lint passed.")], total=1460, read=1400, write=50)])
     after = report(sessions, tmp_path)
-    assert runs[-1].status.startswith("cold:") and "replaced" in runs[-1].status
     assert after == report(sessions, tmp_path, "--no-cache")
 
 
@@ -83,13 +82,11 @@ def test_mux_rewritten_in_place_reads_cold(tmp_path: Path, runs: list[Index]) ->
         fh.write(body[:middle] + b"src/mainXts" + body[middle + 11 :] + b"\n")
     assert chat.stat().st_ino == stat.st_ino
     after = report(sessions, tmp_path)
-    assert runs[-1].status.startswith("cold:") and "before the saved offset" in runs[-1].status
     assert after == report(sessions, tmp_path, "--no-cache")
 
 
-def test_claude_code_call_cut_between_its_blocks_reads_cold(tmp_path: Path, runs: list[Index]) -> None:
-    """A call whose content blocks straddle the saved offset: its running hash was saved as a digest and cannot
-    take the next block, so the resumed run notices and reads cold."""
+def test_claude_code_call_cut_between_its_blocks_equals_cold(tmp_path: Path, runs: list[Index]) -> None:
+    """A call whose content blocks straddle where the last run stopped: read again whole, it is one call."""
     projects, main_path, _ = build_claude(tmp_path)
     body = main_path.read_bytes()
     first_block = body.index(b"\n", body.index(b'"thinking"')) + 1
@@ -97,5 +94,4 @@ def test_claude_code_call_cut_between_its_blocks_reads_cold(tmp_path: Path, runs
     report(projects, tmp_path)
     main_path.write_bytes(body)
     after = report(projects, tmp_path)
-    assert runs[-1].status == "cold: a call saved half-hashed received more content"
     assert after == report(projects, tmp_path, "--no-cache")

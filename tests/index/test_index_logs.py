@@ -1,0 +1,130 @@
+"""The log lines in the store (`core.index.logs`): a report stores the decision log's rows as per-chunk column
+BLOBs with their aggregates, the next report loads them instead of reading the log again (only what was
+appended is read), and whatever a cold read would see differently (a rotation, a truncation, damage) discards
+them and reads the log again. Each case compares with the `--no-cache` report of the same bytes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.index import Index, index_path
+from core.kernel.logcols import CHUNK_TYPES
+from tests.index_support import agent, cold, demo_without_recordings, report, stored
+from tests.report_helpers import log_line
+
+
+def test_a_second_report_loads_the_log_lines_and_equals_cold(tmp_path: Path, runs: list[Index]) -> None:
+    data = demo_without_recordings(tmp_path)
+    first = report([data], tmp_path)
+    second = report([data], tmp_path)
+    assert runs[1].status.startswith("warm: 2 sessions, 0 ignored files, 36 log lines from the index")
+    assert first == second == cold([data], tmp_path)
+    assert stored("SELECT count(*) FROM streams WHERE unit = 'log'") == [(2,)]  # session.log, compaction.log
+
+
+def test_the_columns_are_little_endian_arrays_a_user_can_count(tmp_path: Path) -> None:
+    """`length(data)` of a column is its rows times its width (the layout `core.kernel.logcols` documents)."""
+    data = demo_without_recordings(tmp_path)
+    first = report([data], tmp_path)
+    rows = stored("SELECT sum(rows), sum(closes) FROM log_chunks")[0]
+    assert rows == (first["continuity"]["events"], sum(first["continuity"]["closes"].values()))
+    for seq, name, typecode, blob in stored("SELECT seq, name, typecode, data FROM log_columns"):
+        table, _, column = name.partition(".")
+        assert column in CHUNK_TYPES[table]
+        n = stored("SELECT rows, closes FROM log_chunks WHERE seq = ?", seq)[0][table == "closes"]
+        assert len(blob) == n * array(typecode).itemsize
+    by_kind = dict(stored("SELECT kind, sum(lines) FROM decisions_daily GROUP BY kind"))
+    assert by_kind == {k: n for k, n in first["continuity"]["by_kind"].items() if n}
+
+
+def test_appended_log_lines_are_read_after_the_stored_ones(tmp_path: Path, runs: list[Index]) -> None:
+    root = agent(tmp_path)
+    log = root / "logs" / "session.log"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:3]) + lines[3][:10])  # a partial line: stored as of its start
+    report([root], tmp_path)
+    log.write_bytes(b"".join(lines))
+    assert report([root], tmp_path) == cold([root], tmp_path)
+    assert runs[-1].status.startswith("warm") and "log lines from the index" in runs[-1].status
+    with log.open("a") as fh:
+        fh.write(log_line(900, "delta", "prefix_matched", 1) + "\n")
+    assert report([root], tmp_path) == cold([root], tmp_path)
+
+
+@pytest.mark.parametrize("change", ["rotate", "copytruncate", "truncate", "rewrite"])
+def test_a_log_a_cold_read_sees_differently_is_read_again(tmp_path: Path, runs: list[Index], change: str) -> None:
+    root = agent(tmp_path)
+    log = root / "logs" / "session.log"
+    report([root], tmp_path)
+    body = log.read_bytes()
+    if change == "rotate":
+        os.replace(log, log.with_name("session.log.2"))
+        os.replace(log.with_name("session.log.1"), log.with_name("session.log.2"))
+        os.replace(log.with_name("session.log.2"), log.with_name("session.log.1"))
+        log.write_bytes(b"")
+    elif change == "copytruncate":
+        shutil.copyfile(log, log.with_name("session.log.1"))
+        with log.open("r+b") as fh:
+            fh.truncate(0)
+    elif change == "truncate":
+        with log.open("r+b") as fh:
+            fh.truncate(len(body) // 2)
+    else:
+        log.write_bytes(body.replace(b"flatten", b"FLATTEN", 1))
+    warm = report([root], tmp_path)
+    assert warm == cold([root], tmp_path)
+    assert report([root], tmp_path) == warm  # and the store written again from that read is right too
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value"),
+    [
+        ("log_columns", "data", b"\x01\x02\x03"),
+        ("log_columns", "typecode", "d"),
+        ("log_vocab", "value", 7),
+        ("log_state", "data", b"not zlib"),
+        ("log_chunks", "rows", 10**6),
+        ("log_streaks", "data", b"\x78\x9c\x03\x00\x00\x00\x00\x01"),
+    ],
+)
+def test_damaged_log_rows_are_dropped_with_a_notice(
+    tmp_path: Path, capsys: Any, table: str, column: str, value: Any
+) -> None:
+    root = agent(tmp_path)
+    want = report([root], tmp_path)
+    conn = sqlite3.connect(index_path())
+    if not conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]:
+        conn.execute("INSERT INTO log_streaks (scope, seq, data) SELECT scope, 99, x'00' FROM log_state")
+    conn.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert report([root], tmp_path) == want == cold([root], tmp_path)
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+    assert report([root], tmp_path) == want
+
+
+def test_a_dashboard_stores_no_log_lines(tmp_path: Path) -> None:
+    """A dashboard meets a log's lines and the sessions they name in its own order (newest files first): its
+    scope keeps the sessions, and its logs are read at every start."""
+    from core.engine import READ_CHUNK
+    from tui.commands import open_engine
+
+    data = demo_without_recordings(tmp_path)
+    engine = open_engine([data], [])
+    index = Index.for_engine(engine, volatile=[], mode="live")
+    index.restore(engine)
+    engine.read_all(READ_CHUNK)
+    index.commit(engine)
+    index.close()
+    engine.close()
+    assert stored("SELECT count(*) FROM log_chunks") == [(0,)]
+    assert stored("SELECT count(*) FROM streams WHERE unit = 'log'") == [(0,)]
