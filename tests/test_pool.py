@@ -105,6 +105,12 @@ def test_merged_parts_equal_the_whole(seed: int, cuts: list[int]) -> None:
     lines = normal_lines(600, seed)
     rng = random.Random(seed)
     lines[100:100] = [line(kind="flatten", reason="x", count=rng.randint(0, 9)) for _ in range(rng.randint(0, 40))]
+    # streaks whose first and last lines keep their text (a time not written canonically) or a count past int64
+    odd = [line(ts="2026-10-11T08:00:00Z", kind="fork", reason="odd", count=2**70), line(kind="fork", reason="odd"),
+           line(ts="2026-10-11 08:00:01", kind="fork", reason="odd", count=-(2**65))]  # fmt: skip
+    for _ in range(rng.randint(0, 6)):
+        at = rng.randrange(len(lines))
+        lines[at:at] = odd
     whole = LogStats()
     whole.add_block(exact_block(adapter.parse, "/l", 1, 0, data_of(lines)))
     merged = LogStats()
@@ -121,7 +127,8 @@ def test_merged_parts_equal_the_whole(seed: int, cuts: list[int]) -> None:
         return (
             s.events, dict(s.by_kind), {r: dict(c) for r, c in s.by_reason.items()}, s.last_ms,
             None if s.peak is None else (s.peak.value, s.peak.at_ms, s.peak.kind),
-            [(t.kind, t.reason, t.length, t.start_ms, t.end_ms, t.count_first, t.count_last) for t in s.all_streaks()],
+            [(t.kind, t.reason, t.length, t.start_ms, t.end_ms, t.start, t.end, t.count_first, t.count_last)
+             for t in s.all_streaks()],
             None if s.run is None else (s.run.kind, s.run.reason, s.run.length, s.run.end_ms),
         )  # fmt: skip
 

@@ -106,6 +106,18 @@ class Streaks:
         for streak in streaks:
             self.append(streak)
 
+    def extend_from(self, other: Streaks, start: int = 0) -> None:
+        """Append `other`'s streaks from index `start` on, column by column (a part read apart has ~28,000 of
+        the big log's streaks: made into `Streak`s and appended one by one they cost the merge ~0.15 s)."""
+        base = len(self.length) - start
+        table = [self._code(name) for name in other._names]
+        self.kind.extend(array("I", map(table.__getitem__, other.kind[start:])))
+        self.reason.extend(array("I", map(table.__getitem__, other.reason[start:])))
+        for name in ("length", "start_ms", "end_ms", "count_first", "count_last"):
+            getattr(self, name).extend(getattr(other, name)[start:])
+        self._texts.update({base + i: texts for i, texts in other._texts.items() if i >= start})
+        self._big.update({base + i: counts for i, counts in other._big.items() if i >= start})
+
     def __getitem__(self, i: int) -> Streak:
         if i < 0:
             i += len(self.length)
@@ -260,8 +272,7 @@ class LogStats:
                 self.streaks.append(run)
         elif run is not None and _qualifies(run):
             self.streaks.append(run)
-        theirs = other.streaks
-        self.streaks.extend(theirs[i] for i in range(skip, len(theirs)))
+        self.streaks.extend_from(other.streaks, skip)
         self.run = other.run
 
     # ------------------------------------------------------------------ closes
