@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
+from typing import overload
 
 from core.kernel.logcols import ContinuityRows, LogColumns
 from core.logblock import BIG_COUNT, COUNT_MAX, COUNT_MIN, NO_COUNT, NO_TIME, LogBlock, canonical
@@ -106,6 +107,12 @@ class Streaks:
         for streak in streaks:
             self.append(streak)
 
+    @classmethod
+    def of(cls, streaks: Iterable[Streak]) -> Streaks:
+        out = cls()
+        out.extend(streaks)
+        return out
+
     def extend_from(self, other: Streaks, start: int = 0) -> None:
         """Append `other`'s streaks from index `start` on, column by column (a part read apart has ~28,000 of
         the big log's streaks: made into `Streak`s and appended one by one they cost the merge ~0.15 s)."""
@@ -118,9 +125,19 @@ class Streaks:
         self._texts.update({base + i: texts for i, texts in other._texts.items() if i >= start})
         self._big.update({base + i: counts for i, counts in other._big.items() if i >= start})
 
-    def __getitem__(self, i: int) -> Streak:
+    @overload
+    def __getitem__(self, i: int) -> Streak: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Streak]: ...
+
+    def __getitem__(self, i: int | slice) -> Streak | list[Streak]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.length)))]
         if i < 0:
             i += len(self.length)
+        if not 0 <= i < len(self.length):
+            raise IndexError(i)
         names = self._names
         start, end = self._texts.get(i, ("", ""))
         big = self._big.get(i)
