@@ -260,23 +260,34 @@ def _rss_kb() -> int:
 
 
 async def _live_log(args: argparse.Namespace, engine: Any, shown: list[int]) -> dict[str, Any]:
-    """Append log lines at a steady rate; RSS growth per line once every line is counted on screen."""
-    before_events = engine.state.log.stats.events
-    before_rss = _rss_kb()
-    writer = subprocess.Popen(
-        [sys.executable, "-m", "bench.probe", "logwriter", args.live_log, "--rate", str(args.live_rate),
-         "--seconds", str(args.live_seconds)],
-        stdout=subprocess.PIPE,
-    )  # fmt: skip
-    while writer.poll() is None:
-        await asyncio.sleep(0.05)
-    out = writer.stdout.read() if writer.stdout is not None else b""
-    wrote = json.loads(out or b"{}")
+    """Append log lines at a steady rate; the RSS a line adds, between the end of a warm-up stretch (the
+    dashboard's first live polls and repaints allocate once) and the end of the measured one, each taken once
+    every line written so far is counted on screen."""
+
+    async def write(seconds: float) -> dict[str, Any]:
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "bench.probe", "logwriter", args.live_log, "--rate", str(args.live_rate),
+             "--seconds", str(seconds)],
+            stdout=subprocess.PIPE,
+        )  # fmt: skip
+        while writer.poll() is None:
+            await asyncio.sleep(0.05)
+        out = writer.stdout.read() if writer.stdout is not None else b""
+        return dict(json.loads(out or b"{}"))
+
+    async def counted(want: int) -> None:
+        deadline = time.time() + 30.0
+        while time.time() < deadline and shown[0] < want:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)
+
+    start_events = engine.state.log.stats.events
+    warm = await write(min(5.0, args.live_seconds))
+    await counted(start_events + int(warm.get("continuity", 0)))
+    before_events, before_rss = shown[0], _rss_kb()
+    wrote = await write(args.live_seconds)
     want = before_events + int(wrote.get("continuity", 0))
-    deadline = time.time() + 30.0
-    while time.time() < deadline and shown[0] < want:
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(1.0)
+    await counted(want)
     lines = int(wrote.get("lines", 0))
     grown = (_rss_kb() - before_rss) * 1024
     return {

@@ -3,6 +3,9 @@
 ``python -m bench.run`` (100 MB and 1 GB corpora) or ``python -m bench.run --quick`` (100 MB only, a few
 minutes) measures, in one go:
 
+* issue 15's targets first (`bench.targets`; ``--targets-only`` for just these, ``--no-targets`` to skip them):
+  each target beside the floor or peer it is measured against, commands interleaved round by round in the same
+  minutes, the fastest round of each kept, the ratio and the load average printed per row;
 * a cold ``continuity-tui report --format json`` over the whole corpus (agent dir + event recordings): wall,
   CPU, MB/s, lines/s, peak RSS of the child (``wait4`` rusage);
 * the same over the transcripts alone (the ≥ 150 MB/s target);
@@ -38,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import targets
 from bench.corpus import MARKER, Corpus, ensure, human_size, parse_size
 from core.model import CONTINUITY_EVENT
 
@@ -523,6 +527,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="runs per session.log command (best kept)")
     parser.add_argument("--no-app", action="store_true", help="skip the dashboard measurements")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-targets", action="store_true", help="skip issue 15's targets table (bench.targets)")
+    parser.add_argument("--targets-only", action="store_true", help="only issue 15's targets table")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds per target (default 3, quick 2)")
     args = parser.parse_args(argv)
     if not shutil.which("jq"):
         parser.error("jq is not installed (apt-get install -y jq): the comparison needs it")
@@ -530,10 +537,16 @@ def main(argv: list[str] | None = None) -> int:
     repeat = args.repeat or (3 if args.quick else 5)
     info = machine()
     results: list[CorpusResult] = []
+    target_rows: list[targets.Target] = []
     with tempfile.TemporaryDirectory(prefix="continuity-bench-") as tmp:
         work = Path(tmp)
         CHILD_ENV[CACHE_ENV] = str(work / "index")
-        for size in sizes:
+        if not args.no_targets:
+            corpus = ensure(sizes[0], seed=args.seed)
+            rounds = args.rounds or (2 if args.quick else 3)
+            target_rows = targets.measure(corpus, CHILD_ENV, work, rounds=rounds,
+                                          live_seconds=30.0)  # fmt: skip
+        for size in [] if args.targets_only else sizes:
             corpus = ensure(size, seed=args.seed)
             shape = {k: v for k, v in asdict(corpus).items() if k != "path"}
             result = CorpusResult({**shape, "path": str(corpus.path)})
@@ -551,11 +564,26 @@ def main(argv: list[str] | None = None) -> int:
                 result.app = bench_app(corpus, args.idle, args.live)
             results.append(result)
     info["load_after"] = os.getloadavg()
-    table = render(results, info)
+    table = render(results, info) if results else ""
+    if target_rows:
+        head = (
+            f"continuity-tui targets (issue 15) · {info['cpu']} · {info['cores']} cores · Python {info['python']}"
+            f" · {info['jq']} · commit {info['commit']} · ratios within one interleaved run, min of rounds"
+        )
+        table = f"{head}\n\n{targets.render(target_rows)}" + (f"\n\n{table}" if table else "")
     print(table)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(
-        json.dumps({"machine": info, "results": [asdict(r) for r in results], "table": table}, indent=1) + "\n",
+        json.dumps(
+            {
+                "machine": info,
+                "results": [asdict(r) for r in results],
+                "targets": [asdict(t) for t in target_rows],
+                "table": table,
+            },
+            indent=1,
+        )
+        + "\n",
         encoding="utf-8",
     )
     return 0

@@ -140,14 +140,22 @@ class Run:
     stdout: bytes = b""
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Run:
-    """Run ``argv`` and take its rusage from ``wait4`` (so the numbers are the child's, not ours)."""
+def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None, limit: float = 900.0) -> Run:
+    """Run ``argv`` and take its rusage from ``wait4`` (so the numbers are the child's, not ours); killed after
+    ``limit`` seconds (an unattended run always ends, the row says the command failed)."""
     import tempfile
+    import threading
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=cwd)
-        _, status, usage = os.wait4(proc.pid, 0)
+        killer = threading.Timer(limit, proc.kill)
+        killer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait for it again
         wall = time.perf_counter() - started
         rc = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -270,7 +278,7 @@ def dashboard(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
     before = load()
     runs = interleaved(
         {
-            "app": lambda: _probe([str(log.parent), "--expect", str(expect)], env),
+            "app": lambda: _probe([str(log.parent), "--expect", str(expect), "--timeout", "180"], env),
             "report": lambda: timed(report_argv([log], work / "biglog-2.json"), env, REPO),
         },
         max(1, rounds - 1),
@@ -540,15 +548,14 @@ def _our_tokens(path: Path) -> dict[str, int]:
 
 
 def _ccusage_tokens(out: bytes) -> dict[str, int]:
+    """ccusage 20's `totals` (its `session` list has one entry per session with the same four counts)."""
     try:
         data = json.loads(out)
     except ValueError:
         return {}
-    sessions = data.get("sessions", data) if isinstance(data, dict) else data
-    totals = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    totals = data.get("totals") if isinstance(data, dict) else None
+    if not isinstance(totals, dict):
+        return {}
     names = {"input": "inputTokens", "output": "outputTokens", "cache_read": "cacheReadTokens",
              "cache_write": "cacheCreationTokens"}  # fmt: skip
-    for session in sessions or []:
-        for key, name in names.items():
-            totals[key] += int(session.get(name) or 0)
-    return totals
+    return {key: int(totals.get(name) or 0) for key, name in names.items()}

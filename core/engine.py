@@ -23,7 +23,7 @@ from core.formats.base import Adapter, load_object
 from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
 from core.kernel.ports import Reread
 from core.model import Problem
-from core.pool import RANGES_PER_JOB, SPLIT_MIN_BYTES, LogPool, split_points
+from core.pool import RANGES_PER_JOB, SPLIT_MIN_BYTES, LogPool, RangeError, split_points
 from core.sources import Block, Line, Notice, Sources
 from core.sources.discover import logical_of, resolve_roots
 from core.sources.reread import FileReread
@@ -482,10 +482,16 @@ class Engine:
         if self._log_pool is None:
             self._log_pool = LogPool(self.jobs)
         ranges = split_points(path, start, end, self.jobs * RANGES_PER_JOB)
-        futures = self._log_pool.map_ranges(adapter.name, path, ranges, self.sources.max_line_bytes)
         try:
+            futures = self._log_pool.map_ranges(adapter.name, path, ranges, self.sources.max_line_bytes)
             parts = [future.result() for future in futures]
+        except RangeError:
+            return  # a line the tailer must read itself (over the size limit): the polls read the rest
         except Exception:
+            # no pool in this process (a worker could not start, or died): the polls read the rest, and the
+            # pool is not tried again
+            self._log_pool.close()
+            self.jobs = 1
             return
         if any(part.end != b for part, (_, b) in zip(parts, ranges, strict=True)):
             return  # the file changed while it was read: the polls see what happened

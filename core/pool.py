@@ -17,8 +17,11 @@ than it saves (the workers fork, ~10 ms each).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +146,28 @@ def split_points(path: str, start: int, end: int, parts: int) -> list[tuple[int,
     return list(pairwise(cuts))
 
 
+@contextmanager
+def _real_stderr() -> Iterator[None]:
+    """`sys.stderr` as the process's own while multiprocessing starts its helpers: it passes
+    `sys.stderr.fileno()` to the resource tracker it spawns, and under Textual (the dashboard) `sys.stderr` is
+    a capture whose fileno is -1 (the spawn raised "bad value(s) in fds_to_keep" and the dashboard stopped
+    reading the log it was handing over)."""
+    err = sys.stderr
+    try:
+        valid = err is None or err.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        valid = True  # multiprocessing passes no descriptor then
+    if valid or sys.__stderr__ is None:
+        yield
+        return
+    sys.stderr = sys.__stderr__
+    try:
+        yield
+    finally:
+        if sys.stderr is sys.__stderr__:
+            sys.stderr = err
+
+
 class LogPool:
     """A process pool for log ranges, made on first use and shut down with the engine."""
 
@@ -162,13 +187,15 @@ class LogPool:
                 method = "fork"
             else:
                 method = "forkserver" if "forkserver" in methods else "spawn"
-            self._executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
+            with _real_stderr():
+                self._executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
         return self._executor
 
     def map_ranges(self, adapter_name: str, path: str, ranges: list[tuple[int, int]], max_line: int) -> list[Any]:
         """Futures of `parse_range` over `ranges`, in order."""
         pool = self.executor()
-        return [pool.submit(parse_range, adapter_name, path, a, b, max_line) for a, b in ranges]
+        with _real_stderr():  # the workers start at the first submit
+            return [pool.submit(parse_range, adapter_name, path, a, b, max_line) for a, b in ranges]
 
     def close(self) -> None:
         if self._executor is not None:

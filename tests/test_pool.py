@@ -105,6 +105,12 @@ def test_merged_parts_equal_the_whole(seed: int, cuts: list[int]) -> None:
     lines = normal_lines(600, seed)
     rng = random.Random(seed)
     lines[100:100] = [line(kind="flatten", reason="x", count=rng.randint(0, 9)) for _ in range(rng.randint(0, 40))]
+    # streaks whose first and last lines keep their text (a time not written canonically) or a count past int64
+    odd = [line(ts="2026-10-11T08:00:00Z", kind="fork", reason="odd", count=2**70), line(kind="fork", reason="odd"),
+           line(ts="2026-10-11 08:00:01", kind="fork", reason="odd", count=-(2**65))]  # fmt: skip
+    for _ in range(rng.randint(0, 6)):
+        at = rng.randrange(len(lines))
+        lines[at:at] = odd
     whole = LogStats()
     whole.add_block(exact_block(adapter.parse, "/l", 1, 0, data_of(lines)))
     merged = LogStats()
@@ -121,8 +127,55 @@ def test_merged_parts_equal_the_whole(seed: int, cuts: list[int]) -> None:
         return (
             s.events, dict(s.by_kind), {r: dict(c) for r, c in s.by_reason.items()}, s.last_ms,
             None if s.peak is None else (s.peak.value, s.peak.at_ms, s.peak.kind),
-            [(t.kind, t.reason, t.length, t.start_ms, t.end_ms, t.count_first, t.count_last) for t in s.all_streaks()],
+            [(t.kind, t.reason, t.length, t.start_ms, t.end_ms, t.start, t.end, t.count_first, t.count_last)
+             for t in s.all_streaks()],
             None if s.run is None else (s.run.kind, s.run.reason, s.run.length, s.run.end_ms),
         )  # fmt: skip
 
     assert facts(merged) == facts(whole)
+
+
+async def test_the_dashboard_reads_a_big_log_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real app (Pilot): its ingest thread hands the log to the pool and the screen counts every line. Under
+    Textual `sys.stderr` is a capture whose fileno is -1, which multiprocessing passes to the helper it spawns
+    (the dashboard stopped reading a log of 166 MB after its first 512 KB)."""
+    from tui_fixtures import wait_loaded
+
+    from tui.app import ContinuityApp
+
+    logs = _log(tmp_path, 30_000, 5)
+    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
+    calls: list[int] = []
+    real = core.engine.split_points
+
+    def spy(path: str, start: int, end: int, parts: int) -> list[tuple[int, int]]:
+        out = real(path, start, end, parts)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(core.engine, "split_points", spy)
+    whole = Engine([logs], jobs=1)
+    whole.drain()
+    engine = Engine([logs], jobs=2)
+    app = ContinuityApp(engine, live=False, max_bytes=65_536)  # the first poll reads a little; the rest: the pool
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_loaded(pilot, app, timeout=60.0)
+            assert calls and calls[0] > 1
+            assert engine.jobs == 2  # the pool worked (a failed one falls back to one process)
+            assert app.snapshot.rates.events == whole.state.log.stats.events
+    finally:
+        engine.close()
+        whole.close()
+
+
+def test_a_pool_that_cannot_start_leaves_the_log_to_the_polls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = _log(tmp_path, 20_000, 3)
+    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
+
+    def broken(self: object, *args: object) -> list[object]:
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(core.engine.LogPool, "map_ranges", broken)
+    alone = _report([logs], jobs=1, chunk=200_000)
+    assert _report([logs], jobs=2, chunk=200_000) == alone

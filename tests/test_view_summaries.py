@@ -156,3 +156,41 @@ def test_row_index_follows_appends_replacements_and_removals() -> None:
         index.update(state)
         expected = sorted((t for s in state.sessions.values() for t in s.turns), key=lambda t: t.ts_ms)
         assert [id(r) for r in index.rows()] == [id(t) for t in expected]
+
+
+def test_log_rows_appended_after_an_out_of_order_read_keep_the_full_sort_order(tmp_path: Any) -> None:
+    """Logs only: once the rows needed a sort (a line older than one taken), rows that come later and newer are
+    appended to the order instead of sorting every row again; the order is the one a fresh index sorts."""
+    from core.engine import Engine
+    from tests.test_typed_log import data_of, line
+    from tui.view import RowIndex
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "session.log"
+    times = ["2026-10-11T08:00:05.000Z", "2026-10-11T08:00:01.000Z", "2026-10-11T08:00:03.000Z"]
+    log.write_bytes(data_of([line(ts=t, count=i) for i, t in enumerate(times)]))
+    engine = Engine([logs])
+    engine.drain()
+    index = RowIndex()
+    index.update(engine.state)
+    order = index._log_order
+    assert order is not None  # the first read needed a sort
+    later = [line(ts="2026-10-11T08:00:05.000Z", count=10), line(ts="bad", count=11),
+             line(ts="2026-10-11T08:00:09.000Z", count=12), line(ts="2026-10-11T08:00:09.000Z", count=13)]  # fmt: skip
+    for item in later:
+        with log.open("ab") as fh:
+            fh.write(data_of([item]))
+        engine.drain()
+        index.update(engine.state)
+    assert index._log_order is order  # appended to, not sorted again
+    fresh = RowIndex()
+    fresh.update(engine.state)
+    assert [r.count for r in index.rows()] == [r.count for r in fresh.rows()] == [1, 2, 0, 10, 11, 12, 13]
+    older = line(ts="2026-10-11T08:00:02.000Z", count=14)  # older again: sorted again
+    with log.open("ab") as fh:
+        fh.write(data_of([older]))
+    engine.drain()
+    index.update(engine.state)
+    assert [r.count for r in index.rows()] == [1, 14, 2, 0, 10, 11, 12, 13]
+    engine.close()

@@ -460,11 +460,17 @@ class RowIndex:
         if n == self._log_seen and self._log_rows is rows:
             return False
         self._log_rows = rows
-        dated = array("q", filter(NO_TIME.__ne__, rows.ts[self._log_seen : n]))
-        in_order = self._log_order is None and (not dated or (dated[0] >= self._log_last and _ascending(dated)))
+        seen = self._log_seen
+        dated = array("q", filter(NO_TIME.__ne__, rows.ts[seen:n]))
+        in_order = not dated or (dated[0] >= self._log_last and _ascending(dated))
         self._log_last = max(self._log_last, max(dated, default=self._log_last))
         self._log_seen = n
         self._published = None
+        if in_order and self._log_order is not None:
+            # rows no older than every row taken go last in reading order, where the sort below puts them too:
+            # a live log after one out-of-order read re-sorted all its rows at every poll (1.1M rows: a list
+            # of a million ints a poll, and RSS that grew with it)
+            self._log_order.extend(range(seen, n))
         if not in_order:
             # rows older than rows already taken (a second log read after the first): the table's time order,
             # undated rows staying where they were read, ties in reading order (as `_keyed` sorts turns)

@@ -34,7 +34,7 @@ import msgspec
 from core.index.codec import Corrupt, check_strings, deflate, inflate, pack, plain
 from core.index.files import write_stream
 from core.kernel.logcols import CHUNK_TYPES, LAYOUT_VERSION
-from core.kernel.stats import Peak, Streak
+from core.kernel.stats import Peak, Streak, Streaks
 from core.logblock import NO_TIME
 from core.sources.tail import StreamSnap
 
@@ -133,7 +133,7 @@ class LoadedLog:
         stats.by_kind = Counter(head.by_kind)
         stats.by_reason = {reason: Counter(kinds) for reason, kinds in head.by_reason.items()}
         stats.closes = Counter(head.closes)
-        stats.streaks = self.streaks
+        stats.streaks = Streaks.of(self.streaks)  # the aggregates keep them as columns
         stats.run, stats.peak, stats.last_ms = head.run, head.peak, head.last_ms
         log.other_events = dict(head.other_events)
         log.provider_errors = head.provider_errors
