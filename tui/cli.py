@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from core import __version__
-from core.demo.live import AGENTS as DEMO_AGENTS
+from core.demo.names import AGENTS as DEMO_AGENTS
 
 EXIT_USAGE = 2
 

@@ -16,10 +16,8 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from core.demo.names import AGENTS
 from core.demo.plan import MAX_PAUSE, SPEED, AgentPlan, Scheduled, Write, schedule
-
-AGENTS = ("senpi", "claude-code", "pi", "codex")
-"""Every agent the demo plays, in the order they start writing."""
 
 
 def plans(agents: Iterable[str] | None = None, seed: int = 7) -> list[AgentPlan]:
