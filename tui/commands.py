@@ -165,7 +165,21 @@ def unknown_session(args: argparse.Namespace, report: dict) -> bool:
     return bool(args.session) and selection.get("sessions_matched") == 0
 
 
+def _prices_ok(args: argparse.Namespace) -> str | None:
+    """A `--prices` file that cannot be used, said before anything is read (a big history takes a while)."""
+    from core.report.options import prices_from_args
+
+    try:
+        prices_from_args(args)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 def run_report(args: argparse.Namespace) -> int:
+    bad_prices = _prices_ok(args)
+    if bad_prices is not None:
+        return fail(bad_prices)
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
@@ -279,6 +293,9 @@ def run_check(args: argparse.Namespace) -> int:
     from core.report import ReportOptions, build_report
     from core.report.check import Thresholds, evaluate
 
+    bad_prices = _prices_ok(args)
+    if bad_prices is not None:
+        return fail(bad_prices)
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
