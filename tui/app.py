@@ -81,8 +81,10 @@ from tui.widgets.rowlist import RowList
 from tui.widgets.sessions import SessionList
 from tui.widgets.status import StatusLine, StatusState
 from tui.widgets.turn_table import TurnTable
+from tui.widgets.waste import WastePane
 
 if TYPE_CHECKING:
+    from core.kernel.pricing import PriceTable
     from tui.demo_dir import DemoDir
     from tui.stdin import Spool
 
@@ -174,9 +176,12 @@ class ContinuityApp(App[None]):
         demo_dir: DemoDir | None = None,
         stdin_spool: Spool | None = None,
         config: Config | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
+        self.prices = prices
+        """`--prices FILE` on top of the bundled list prices (None: the bundled table): the waste figures' dollars."""
         self.demo_writer = demo_writer
         self.demo_dir = demo_dir
         """Where `--demo` replays (named on screen by the demo bar)."""
@@ -308,7 +313,7 @@ class ContinuityApp(App[None]):
         """All file IO and parsing: poll while there is backlog, else wait; post coalesced snapshots."""
         worker = get_current_worker()
         engine = self.engine
-        builder = SnapshotBuilder(engine, self.clock)
+        builder = SnapshotBuilder(engine, self.clock, self.prices)
         last_post = 0.0
         last_freeze = 0.0
         posted_version: int | None = None
@@ -424,6 +429,7 @@ class ContinuityApp(App[None]):
         if largest is not None and self.row_filter.session_id not in (None, largest.session_id):
             largest = None  # the largest payload (and the simulation) is another session's
         self.main.query_one(DirectivePane).show(self._selected_sessions(), largest)
+        self.main.query_one(WastePane).show(self.snapshot.waste, self.snapshot.sessions, self.row_filter.session_key)
 
     def _update_status(self) -> None:
         table = self.main.query_one(TurnTable)
@@ -897,6 +903,7 @@ class ContinuityApp(App[None]):
                 pending=pending,
                 turn_filter=row_filter.matches if row_filter.terms else None,  # the table's `/` filter, as on screen
                 filter_text=row_filter.text or None,
+                prices=self.prices,
             )
             report = build_report(self.engine, options)
             paths = write_report(report, directory)

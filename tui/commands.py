@@ -321,6 +321,12 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
+    from core.report.options import prices_from_args
+
+    try:
+        prices = prices_from_args(args)
+    except ValueError as err:
+        return fail(str(err))
     writer = None
     demo = None
     if args.demo or args.demo_dir is not None or args.demo_agent:
@@ -367,7 +373,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
     from tui.app import ContinuityApp
     from tui.config import config_path, load
 
-    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool, config=load(config_path()))
+    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool, config=load(config_path()),
+                       prices=prices)  # fmt: skip
     try:
         app.run()
     finally:
