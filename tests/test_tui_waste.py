@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 from textual.content import Content
 from textual.widgets import Static
 from tui_fixtures import FROZEN, wait_for, wait_loaded
@@ -81,3 +82,26 @@ async def test_a_calls_detail_gives_expected_and_actual_read_the_gap_and_the_cau
         assert "gap        6 min of a 5 min lifetime" in text
         assert "excess     20,500 tokens · $0.1179 beyond cache hits · cache_expired" in text
         await pilot.press("escape")
+
+
+async def test_the_waste_pane_follows_a_growing_transcript(tmp_path: Path) -> None:
+    """The live figure: a call appended to the session file adds its excess (the cache miss: 21,500 tokens)."""
+    log = causes_log()
+    path = project(tmp_path) / f"{SID}.jsonl"
+    head = next(i for i, line in enumerate(log.lines) if line.get("message", {}).get("content") == "go on")
+    rest = log.lines[head:]
+    log.lines = log.lines[:head]
+    log.write(path)
+    app = ContinuityApp(Engine([tmp_path / ".claude" / "projects"], watch=True), live=True)
+    try:
+        async with app.run_test(size=(160, 45)) as pilot:
+            await wait_loaded(pilot, app)
+            pane = app.main.query_one(WastePane)
+            assert await wait_for(pilot, lambda: pane.totals is not None and pane.totals.stats.excess == 38_500)
+            with path.open("ab") as fh:
+                fh.write(b"".join(orjson.dumps(line) + b"\n" for line in rest))
+            assert await wait_for(pilot, lambda: pane.totals is not None and pane.totals.stats.excess == 60_000)
+            await pilot.pause()
+            assert "all 60,000 tok in 3 calls" in pane_text(app)
+    finally:
+        app.engine.close()
