@@ -206,6 +206,9 @@ def test_list_prices_per_call_and_per_excess_token() -> None:
     assert opus is not None and (opus.input, opus.cache_write_5m, opus.cache_write_1h, opus.cache_read) == (
         5.0, 6.25, 10.0, 0.5)  # fmt: skip
     assert BUNDLED.lookup("claude-sonnet-4-20250514") == BUNDLED.lookup("claude-sonnet-4")
+    # as the agents write them: mux `anthropic:…`, Codex `gpt-5-1-codex-2025-11-13`
+    assert BUNDLED.lookup("anthropic:claude-sonnet-4-5") == BUNDLED.lookup("claude-sonnet-4-5") is not None
+    assert BUNDLED.lookup("gpt-5-1-codex-2025-11-13") == BUNDLED.lookup("gpt-5.1-codex") is not None
     tokens = {"input": 1_000_000, "cache_read": 1_000_000, "cache_write": 1_000_000, "output": 1_000_000}
     assert call_cost(opus, tokens) == pytest.approx(5 + 0.5 + 6.25 + 25)
     assert call_cost(opus, tokens, write_5m=0, write_1h=1_000_000) == pytest.approx(5 + 0.5 + 10 + 25)

@@ -49,6 +49,7 @@ MTOK = 1_000_000
 _KEYS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 _ALIASES = {"cached_input": "cache_read"}
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+_OPENAI_MINOR = re.compile(r"^gpt-(\d+)-(\d+)(?=-|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +103,13 @@ class PriceTable:
 
 
 def normalize_model(model: str) -> str:
-    """A model id without provider prefix (`anthropic/`), context suffix (`[1m]`) or release date."""
+    """A model id without provider prefix (`anthropic/`, `anthropic:`), context suffix (`[1m]`) or release date,
+    an OpenAI minor version with its dot (`gpt-5-1` -> `gpt-5.1`)."""
     name = model.strip().lower()
-    name = name.rsplit("/", 1)[-1]
+    name = re.split(r"[/:]", name)[-1]  # `anthropic/claude-…` (pi), `anthropic:claude-…` (mux)
     name = re.sub(r"\[[^\]]*\]$", "", name)
-    return _DATE.sub("", name)
+    name = _DATE.sub("", name)
+    return _OPENAI_MINOR.sub(r"gpt-\1.\2", name)  # `gpt-5-1-codex-2025-11-13` (Codex) is `gpt-5.1-codex`
 
 
 def _bundled() -> PriceTable:
