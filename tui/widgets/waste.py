@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from core.kernel.waste import CAUSE_TEXT, WasteStats
-from tui.fmt import MUTED, cell, count, pct, short_id
+from tui.fmt import MUTED, cell, count, human_bytes, pct, short_id
 from tui.view import SessionSummary, WasteTotals
 
 #: short names of the causes (the reason stays the code: `cache_expired` …)
@@ -91,7 +91,8 @@ class WastePane(Static):
         totals = self.totals
         stats = totals.stats if totals is not None else None
         room = (self.size.width or 80) - 6
-        subtitle = f"prices {totals.as_of}" if totals is not None and totals.as_of else ""
+        judged = stats is not None and stats.calls
+        subtitle = f"prices {totals.as_of}" if judged and totals is not None and totals.as_of else ""
         if stats is not None and stats.calls:
             excess, actual = usd(stats.excess_cost), usd(stats.actual)
             if len(f"Waste · {excess} of {actual}") <= room:
@@ -118,7 +119,8 @@ class WastePane(Static):
         out: list[Content] = []
         if not stats.calls:
             if totals is not None and totals.resends:
-                out.append(self._senpi(totals.avoidable, totals.resends, totals.avoidable_bytes))
+                out += self._senpi(totals.avoidable, totals.resends, totals.avoidable_bytes)
+                out += self._session(current, width)
             else:
                 out.append(Content.styled("no call with cache figures yet", f"{MUTED} italic"))
             return out[:height]
@@ -163,8 +165,8 @@ class WastePane(Static):
         if not stats.calls:
             if summary.avoidable or summary.by_kind.get("flatten") or summary.by_kind.get("fork"):
                 resends = summary.by_kind.get("fork", 0) + summary.by_kind.get("flatten", 0)
-                return [Content.assemble((label, "bold")), self._senpi(summary.avoidable, resends,
-                                                                       summary.avoidable_bytes)]  # fmt: skip
+                return [Content.assemble((label, "bold"), f" {count(summary.avoidable)} of {count(resends)} · ",
+                                         human_bytes(summary.avoidable_bytes))]  # fmt: skip
             return [Content.assemble((label, "bold"), (" no cache figures", MUTED))]
         top = stats.causes()[:1]
         why = f" {SHORT.get(top[0][0], top[0][0])}" if top else ""
@@ -175,10 +177,14 @@ class WastePane(Static):
         return [line]
 
     @staticmethod
-    def _senpi(avoidable: int, resends: int, avoidable_bytes: int) -> Content:
-        """senpi's counterfactual: the re-sends a stable fingerprint avoids, and the bytes they sent again."""
-        return Content.assemble("avoidable ", (f"{count(avoidable)}/{count(resends)}", "bold"), " re-sends, ",
-                                f"{avoidable_bytes:,} B")  # fmt: skip
+    def _senpi(avoidable: int, resends: int, avoidable_bytes: int) -> list[Content]:
+        """senpi's counterfactual (its resident lane logs decisions, not cache figures): the re-sends a stable
+        fingerprint avoids, and the payload bytes they sent again for nothing."""
+        return [
+            Content.assemble(("avoidable ", "bold"), (f"{count(avoidable)}", "$warning bold" if avoidable else ""),
+                             f" of {count(resends)} re-sends"),
+            Content.assemble(("sent again ", MUTED), human_bytes(avoidable_bytes)),
+        ]  # fmt: skip
 
 
 __all__ = ["CAUSE_TEXT", "WastePane"]
