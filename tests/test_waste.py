@@ -310,3 +310,16 @@ def test_cli_prices_and_check_flags(tmp_path: Path) -> None:
                          text=True, timeout=120)  # fmt: skip
     assert run.returncode != 0 and "--prices" in run.stderr and "Traceback" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_a_partly_priced_history_says_which_excess_has_no_price(tmp_path: Path) -> None:
+    log = causes_log()
+    for line in log.lines:
+        if line.get("type") == "assistant" and line["message"]["id"] == "msg_5":
+            line["message"]["model"] = "claude-unreleased-9"
+    log.write(project(tmp_path) / f"{SID}.jsonl")
+    report = report_of([tmp_path / ".claude" / "projects"])
+    cost = report["waste"]["cost_usd"]
+    assert cost["excess"] == pytest.approx(38_500 * PER_EXCESS_5M) and cost["excess_unpriced_tokens"] == 21_500
+    first = render_markdown(report).split("\n")[2]
+    assert "(60,000 tokens in 3 calls; 21,500 of them unpriced: claude-unreleased-9)" in first

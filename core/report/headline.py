@@ -18,6 +18,7 @@ from typing import Any, Literal
 from core.kernel.waste import cause_text
 from core.model import RESEND_KINDS
 from core.report.common import turn_kind, turn_reason
+from core.report.waste import usd_text
 
 #: kinds that re-send history: senpi's fork and flatten, and the calls section's `re-send` (issue 13)
 RESENDS = frozenset(RESEND_KINDS | {"re-send"})
@@ -158,15 +159,17 @@ def _waste(waste: dict[str, Any], out: list[Segment]) -> bool:
         out.append(Segment(f"No cache that was already written was written again{spent}", "strong"))
         return True
     if priced:
-        lead = f"${excess_usd:,.2f} of ${actual_usd:,.2f} ({excess_usd / actual_usd * 100:.0f} %) was spent "
+        lead = f"{usd_text(excess_usd)} of {usd_text(actual_usd)} ({excess_usd / actual_usd * 100:.0f} %) was spent "
         lead += "re-writing cache that was already written"
-        out += [Segment(lead, "strong"), Segment(f" ({tokens:,} tokens{_in(calls)})")]
+        left = cost.get("excess_unpriced_tokens")
+        unpriced = f"; {left:,} of them unpriced: {_models(waste)}" if isinstance(left, int) and left else ""
+        out += [Segment(lead, "strong"), Segment(f" ({tokens:,} tokens{_in(calls)}{unpriced})")]
         causes = cost.get("by_cause") or {}
         if not causes or sum(v for v in causes.values() if isinstance(v, int | float)) <= 0:
             causes = waste.get("by_cause") or {}
     else:
         lead = f"{tokens:,} tokens{of_share} were written again that a warm cache would have read"
-        told = f"{_in(calls)}{_unpriced(waste)}".lstrip()
+        told = "; ".join(part for part in (_in(calls).strip(), f"no list price for {_models(waste)}") if part)
         out += [Segment(lead, "strong"), Segment(f" ({told})" if told else "")]
         causes = waste.get("by_cause") or {}
     ranked = sorted(((str(c), float(v)) for c, v in causes.items() if isinstance(v, int | float) and v > 0),
@@ -186,10 +189,11 @@ def _waste(waste: dict[str, Any], out: list[Segment]) -> bool:
     return True
 
 
-def _unpriced(waste: dict[str, Any]) -> str:
+def _models(waste: dict[str, Any]) -> str:
+    """'claude-x, (no model)': the models whose calls have no dollar figure ('these models' when not named)."""
     pricing = waste.get("pricing") if isinstance(waste.get("pricing"), dict) else {}
     models = [str(m) for m in (pricing.get("unpriced_models") or {})]
-    return f"; no list price for {', '.join(models[:3])}" if models else ""
+    return ", ".join(models[:3]) if models else "these models"
 
 
 def _in(calls: int | None) -> str:
