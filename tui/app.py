@@ -97,6 +97,7 @@ POST_YIELD_S = 0.015
 BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
+TIGHT = 100  # below this width the top band holds two panes: Rates, then Waste (cache figures) or Directives
 SHORT = 32  # below this height panes use their compact heights
 
 
@@ -304,6 +305,7 @@ class ContinuityApp(App[None]):
         width, height = size if size is not None else self.size
         self.main.set_class(height < SHORT, "-short")
         self.main.set_class(width < WIDE, "-narrow")
+        self.main.set_class(width < TIGHT, "-tight")
         for footer in self.main.query(Footer):
             footer.compact = width < 100  # every main key still fits on one line at 80 columns
 
@@ -429,7 +431,11 @@ class ContinuityApp(App[None]):
         if largest is not None and self.row_filter.session_id not in (None, largest.session_id):
             largest = None  # the largest payload (and the simulation) is another session's
         self.main.query_one(DirectivePane).show(self._selected_sessions(), largest)
-        self.main.query_one(WastePane).show(self.snapshot.waste, self.snapshot.sessions, self.row_filter.session_key)
+        waste = self.snapshot.waste
+        cache = waste is not None and waste.stats.calls > 0
+        self.main.set_class(cache, "-cache")
+        self.main.set_class(not cache, "-nocache")
+        self.main.query_one(WastePane).show(waste, self.snapshot.sessions, self.row_filter.session_key)
 
     def _update_status(self) -> None:
         table = self.main.query_one(TurnTable)

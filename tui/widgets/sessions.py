@@ -7,9 +7,9 @@ The first row is "all sessions". Enter on a row limits the turn table, the graph
 rates pane to that session (the rates then count the session's calls: the log lines carry no session id).
 Most recently active sessions come first, because that is the one a user beside a live agent wants.
 
-Where the pane is wide enough (`WASTE_MIN` columns), each row also gives the dollars its calls spent
-re-writing cache that was already written (`SessionSummary.waste`, beyond cache hits at list prices; tokens
-where the model has no price), the Waste pane's per-session figure.
+Where any session has calls with cache figures and the pane is wide enough (`WASTE_MIN` columns), each
+row also gives the dollars its calls spent re-writing cache that was already written (`SessionSummary.waste`,
+beyond cache hits at list prices; tokens where the model has no price), the Waste pane's per-session figure.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class SessionList(RowList):
         super().__init__(empty_text="no sessions yet", id=id)
         self.sessions: list[SessionSummary] = []
         self.active_key: str | None = None  # the session the table is limited to (None = all)
+        self.with_waste = False  # a session has calls with cache figures: the waste column is shown
         self._totals: tuple[int, int, int, str] | None = None  # the "all sessions" row, counted once per change
         self._counted: dict[str, tuple[SessionSummary, int, int, int]] = {}  # key -> (summary, its three counts)
         self._input: tuple[SessionSummary, ...] = ()  # the last `set_sessions` argument (the builder's order)
@@ -73,6 +74,7 @@ class SessionList(RowList):
         if ordered is None:
             return  # the builder reuses a summary object until its session changes
         self.sessions = ordered
+        self.with_waste = any(s.waste.calls for s in ordered)  # a column for all rows, or none (senpi only)
         self._totals = None
         self.rows_changed()
         if current_key is not None:
@@ -144,7 +146,7 @@ class SessionList(RowList):
             turns, resends, decided, waste = self._totals
             share = resends / decided if decided else None
             mark = "●" if self.active_key is None else " "
-            wide = width >= WASTE_MIN
+            wide = self.with_waste and width >= WASTE_MIN
             name = cell("all sessions", max(4, width - 22 - (WASTE_W if wide else 0)))
             return Content.assemble(
                 (mark, "$accent bold"), " ", (name, "bold"), cell(count(turns), 7, right=True),
@@ -156,7 +158,7 @@ class SessionList(RowList):
         if summary.log_only:  # only the log names it: its count is of log lines, not calls
             where = "log only"
         label = short_id(summary.session_id) + (" " + shown(where, 40) if where else "")
-        wide = width >= WASTE_MIN
+        wide = self.with_waste and width >= WASTE_MIN
         name = cell(label, max(4, width - 22 - (WASTE_W if wide else 0)))
         stats = summary.waste
         waste = waste_cell(stats.excess, stats.excess_cost, stats.calls)

@@ -7,8 +7,10 @@ figure is a sum of the calls' own `cache.excess` (`core.kernel.waste`), so the t
 (`d`) shows the expected vs actual read it comes from. senpi sessions, whose resident lane logs decisions, not
 cache figures, show the avoidable re-sends of the stable-fingerprint replay in the same place.
 
-Laid out for the room it has: at 80x24 the top band leaves 6 lines of 22 columns; the cause lines lose their
-dollar column before their share, and what does not fit is named on a last "+N more" line.
+Laid out for the room it has: 40 columns beside Rates and Directives from 140 columns on, else 26 (22 of
+content: short tokens and dollars, the share only in the first line), and what does not fit is named on a
+last "+N more" line. Below 140 columns it is shown only where calls have cache figures, and below 100 it
+takes the Directives pane's place (`app.tcss`): the top band holds two panes at 80x24.
 """
 
 from __future__ import annotations
@@ -129,8 +131,9 @@ class WastePane(Static):
         amount = tokens(stats.excess) if wide else short_tokens(stats.excess)
         calls = sum(stats.calls_by_cause.values())
         head = Content.assemble(("all ", "bold"), amount, " tok ")
-        candidates = [Content.assemble(head, f"in {count(calls)} call{'' if calls == 1 else 's'} · ",
-                                       (pct(share, 0), "bold"), (" of not read", MUTED)),
+        in_calls = f"in {count(calls)} call{'' if calls == 1 else 's'} · "
+        candidates = [Content.assemble(head, in_calls, (pct(share, 0), "bold"), (" of not read", MUTED)),
+                      Content.assemble(head, in_calls, (pct(share, 0), "bold")),
                       Content.assemble(head, (pct(share, 0), "bold"), (" of not read", MUTED)),
                       Content.assemble(head, (pct(share, 0), "bold"))]  # fmt: skip
         out.append(next((c for c in candidates if len(c.plain) <= width), candidates[-1]))
