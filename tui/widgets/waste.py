@@ -168,9 +168,11 @@ class WastePane(Static):
         if not stats.calls:
             if summary.avoidable or summary.by_kind.get("flatten") or summary.by_kind.get("fork"):
                 resends = summary.by_kind.get("fork", 0) + summary.by_kind.get("flatten", 0)
-                return [Content.assemble((label, "bold"), f" {count(summary.avoidable)} of {count(resends)} · ",
-                                         human_bytes(summary.avoidable_bytes))]  # fmt: skip
-            return [Content.assemble((label, "bold"), (" no cache figures", MUTED))]
+                short = Content.assemble((label, "bold"), f" {count(summary.avoidable)}/{count(resends)} avoidable")
+                long = Content.assemble(short, f" · {human_bytes(summary.avoidable_bytes)}")
+                return [long if len(long.plain) <= width else short]
+            return [Content.assemble((label, "bold"), (" no cache figures" if width >= WIDE else " no cache data",
+                                                       MUTED))]  # fmt: skip
         top = stats.causes()[:1]
         why = f" {SHORT.get(top[0][0], top[0][0])}" if top else ""
         amount = tokens(stats.excess) if width >= WIDE else short_tokens(stats.excess)
