@@ -53,9 +53,9 @@ async def test_the_waste_pane_shows_tokens_and_dollars_by_cause(tmp_path: Path) 
         assert row.rstrip().endswith("$0.34")
 
 
-async def test_the_waste_pane_fits_80x24(tmp_path: Path) -> None:
+async def test_the_waste_pane_fits_26_columns(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot, app)
         await wait_for(pilot, lambda: app.main.query_one(WastePane).totals is not None)
         pane = app.main.query_one(WastePane)
@@ -105,3 +105,13 @@ async def test_the_waste_pane_follows_a_growing_transcript(tmp_path: Path) -> No
             assert "all 60,000 tok in 3 calls" in pane_text(app)
     finally:
         app.engine.close()
+
+
+async def test_the_top_band_at_80x24_keeps_rates_and_directives(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot, app)
+        await wait_for(pilot, lambda: app.main.query_one(WastePane).totals is not None)
+        await pilot.pause()
+        assert app.main.query_one(WastePane).display is False
+        assert app.main.query_one("#directives").region.width >= 20

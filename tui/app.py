@@ -97,7 +97,7 @@ POST_YIELD_S = 0.015
 BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
-TIGHT = 100  # below this width the top band holds two panes: Rates, then Waste (cache figures) or Directives
+TIGHT = 100  # below this width the top band holds Rates and Directives only (the Waste pane needs 26 more)
 SHORT = 32  # below this height panes use their compact heights
 
 

@@ -9,8 +9,8 @@ cache figures, show the avoidable re-sends of the stable-fingerprint replay in t
 
 Laid out for the room it has: 40 columns beside Rates and Directives from 140 columns on, else 26 (22 of
 content: short tokens and dollars, the share only in the first line), and what does not fit is named on a
-last "+N more" line. Below 140 columns it is shown only where calls have cache figures, and below 100 it
-takes the Directives pane's place (`app.tcss`): the top band holds two panes at 80x24.
+last "+N more" line. It is shown only where calls have cache figures, and not below 100 columns (`app.tcss`):
+at 80x24 Rates and Directives need the top band's width.
 """
 
 from __future__ import annotations
