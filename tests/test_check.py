@@ -121,6 +121,8 @@ def test_without_thresholds_every_measure_is_printed_and_passes(
         ["INFO", "avoidable"],
         ["INFO", "directive-share"],
         ["INFO", "payload-bytes"],
+        ["INFO", "waste-usd"],
+        ["INFO", "waste-share"],
     ]
 
 

@@ -90,7 +90,10 @@ def test_the_report_gives_every_call_as_the_generators_made_it(demo: tuple[Path,
     checked = skipped = 0
     for plan in agent_plans:
         for truth in plan.sessions:
-            got = sorted(turns[truth.session_id], key=lambda t: t["index"])
+            held = sorted(turns[truth.session_id], key=lambda t: t["index"])
+            got = [t for t in held if t["entry_id"] not in truth.copied]
+            copies = [t["entry_id"] for t in held if t["entry_id"] in truth.copied]
+            assert copies in ([], truth.copied)  # listed where the copy was read, or not at all
             assert sessions[truth.session_id]["path"] == truth.path
             assert sessions[truth.session_id]["tokens"] == truth.tokens()
             assert len(got) == len(truth.calls), truth.session_id
@@ -132,6 +135,8 @@ def test_the_story_holds_each_cause(demo: tuple[Path, list[AgentPlan], dict]) ->
     claude = next(p for p in agent_plans if p.agent == "claude-code")
     kinds = Counter(c.kind for s in claude.sessions for c in s.calls)
     assert kinds["compaction"] == 1 and kinds["bootstrap"] == 3  # the session, its Explore agent, its compactor
+    original, resumed = claude.sessions
+    assert len(resumed.copied) == 5 and set(resumed.copied) <= {c.entry_id for c in original.calls}
     calls = [c for s in claude.sessions for c in s.calls]
     rewrite = next(i for i, c in enumerate(calls) if c.reason == "prefix_rewritten")
     gap = _ms(calls[rewrite].ts) - _ms(calls[rewrite - 1].ts)

@@ -157,8 +157,9 @@ def test_the_sentence_takes_a_waste_section_when_the_report_has_one() -> None:
                        "cost_usd": {"actual": 12.41, "excess": 4.12,
                                     "by_cause": {"cache_expired": 2.55, "prefix_rewritten": 1.28, "resume": 0.29}}}  # fmt: skip
     sentence = plain_text(headline(report))
-    assert sentence.startswith("$4.12 of $12.41 (33 %) went to re-writing cache that was already written: 62 % "
-                               "cache_expired, 31 % prefix_rewritten, 7 % resume; ")  # fmt: skip
+    assert sentence.startswith("$4.12 of $12.41 (33 %) was spent re-writing cache that was already written "
+                               "(151,450 tokens): 62 % cache expiry after an idle gap (cache_expired), 31 % prefix "
+                               "rewrites (prefix_rewritten), 7 % resumed sessions (resume); ")  # fmt: skip
     report["waste"]["cost_usd"] = {"actual": None, "excess": None}
     sentence = plain_text(headline(report))
     assert sentence.startswith("151,450 tokens (31 % of what was not read from cache) were written again")

@@ -81,8 +81,10 @@ from tui.widgets.rowlist import RowList
 from tui.widgets.sessions import SessionList
 from tui.widgets.status import StatusLine, StatusState
 from tui.widgets.turn_table import TurnTable
+from tui.widgets.waste import WastePane
 
 if TYPE_CHECKING:
+    from core.kernel.pricing import PriceTable
     from tui.demo_dir import DemoDir
     from tui.stdin import Spool
 
@@ -95,6 +97,7 @@ POST_YIELD_S = 0.015
 BACKFILL_REPAINT_S = 0.25
 SWITCH_INTERVAL_S = 0.001
 WIDE = 140  # at or above this width the sessions pane is shown beside the table
+TIGHT = 100  # below this width the top band holds Rates and Directives only (the Waste pane needs 26 more)
 SHORT = 32  # below this height panes use their compact heights
 
 
@@ -174,9 +177,12 @@ class ContinuityApp(App[None]):
         demo_dir: DemoDir | None = None,
         stdin_spool: Spool | None = None,
         config: Config | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
+        self.prices = prices
+        """`--prices FILE` on top of the bundled list prices (None: the bundled table): the waste figures' dollars."""
         self.demo_writer = demo_writer
         self.demo_dir = demo_dir
         """Where `--demo` replays (named on screen by the demo bar)."""
@@ -299,6 +305,7 @@ class ContinuityApp(App[None]):
         width, height = size if size is not None else self.size
         self.main.set_class(height < SHORT, "-short")
         self.main.set_class(width < WIDE, "-narrow")
+        self.main.set_class(width < TIGHT, "-tight")
         for footer in self.main.query(Footer):
             footer.compact = width < 100  # every main key still fits on one line at 80 columns
 
@@ -308,7 +315,7 @@ class ContinuityApp(App[None]):
         """All file IO and parsing: poll while there is backlog, else wait; post coalesced snapshots."""
         worker = get_current_worker()
         engine = self.engine
-        builder = SnapshotBuilder(engine, self.clock)
+        builder = SnapshotBuilder(engine, self.clock, self.prices)
         last_post = 0.0
         last_freeze = 0.0
         posted_version: int | None = None
@@ -424,6 +431,11 @@ class ContinuityApp(App[None]):
         if largest is not None and self.row_filter.session_id not in (None, largest.session_id):
             largest = None  # the largest payload (and the simulation) is another session's
         self.main.query_one(DirectivePane).show(self._selected_sessions(), largest)
+        waste = self.snapshot.waste
+        cache = waste is not None and waste.stats.calls > 0
+        self.main.set_class(cache, "-cache")
+        self.main.set_class(not cache, "-nocache")
+        self.main.query_one(WastePane).show(waste, self.snapshot.sessions, self.row_filter.session_key)
 
     def _update_status(self) -> None:
         table = self.main.query_one(TurnTable)
@@ -897,6 +909,7 @@ class ContinuityApp(App[None]):
                 pending=pending,
                 turn_filter=row_filter.matches if row_filter.terms else None,  # the table's `/` filter, as on screen
                 filter_text=row_filter.text or None,
+                prices=self.prices,
             )
             report = build_report(self.engine, options)
             paths = write_report(report, directory)

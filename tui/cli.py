@@ -44,6 +44,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="worker processes for reading (default: the number of cores; 1: one process, the same output)",
     )
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help='JSON of list prices per model, USD per million tokens, on top of the bundled table: {"<model>": '
+        '{"input": 3.0, "output": 15.0, "cache_write_5m": 3.75, "cache_write_1h": 6.0, "cache_read": 0.3}}',
+    )
 
 
 def _jobs(text: str) -> int:
@@ -86,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-avoidable", type=int)
     check.add_argument("--max-directive-share", type=float)
     check.add_argument("--max-payload-bytes", type=int)
+    check.add_argument(
+        "--max-waste-usd", type=float, help="dollars (list prices) spent re-processing already-cached history"
+    )
+    check.add_argument("--max-waste-share", type=float, help="excess tokens / tokens not read from cache (waste.share)")
 
     metrics = sub.add_parser(
         "metrics", help="serve live Prometheus/OpenMetrics on /metrics (headless, follows the files as they grow)"

@@ -165,7 +165,21 @@ def unknown_session(args: argparse.Namespace, report: dict) -> bool:
     return bool(args.session) and selection.get("sessions_matched") == 0
 
 
+def _prices_ok(args: argparse.Namespace) -> str | None:
+    """A `--prices` file that cannot be used, said before anything is read (a big history takes a while)."""
+    from core.report.options import prices_from_args
+
+    try:
+        prices_from_args(args)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 def run_report(args: argparse.Namespace) -> int:
+    bad_prices = _prices_ok(args)
+    if bad_prices is not None:
+        return fail(bad_prices)
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
@@ -279,6 +293,9 @@ def run_check(args: argparse.Namespace) -> int:
     from core.report import ReportOptions, build_report
     from core.report.check import Thresholds, evaluate
 
+    bad_prices = _prices_ok(args)
+    if bad_prices is not None:
+        return fail(bad_prices)
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
@@ -304,6 +321,12 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
+    from core.report.options import prices_from_args
+
+    try:
+        prices = prices_from_args(args)
+    except ValueError as err:
+        return fail(str(err))
     writer = None
     demo = None
     if args.demo or args.demo_dir is not None or args.demo_agent:
@@ -350,7 +373,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
     from tui.app import ContinuityApp
     from tui.config import config_path, load
 
-    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool, config=load(config_path()))
+    app = ContinuityApp(engine, demo_writer=writer, demo_dir=demo, stdin_spool=spool, config=load(config_path()),
+                       prices=prices)  # fmt: skip
     try:
         app.run()
     finally:

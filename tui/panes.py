@@ -20,6 +20,7 @@ from tui.widgets.payload_graph import PayloadGraph
 from tui.widgets.rates import RatesPane
 from tui.widgets.sessions import SessionList
 from tui.widgets.turn_table import TurnPane
+from tui.widgets.waste import WastePane
 
 Slot = Literal["top", "graph", "middle"]
 
@@ -52,6 +53,16 @@ PANES: tuple[Pane, ...] = (
         "per tag, serialized (before the agent's own dedupe) and sent (after it): copies, bytes, share of that "
         "side's payload bytes; injections, bytes per copy, what keep-first would still drop; bottom: the largest "
         "payload on both sides and its directive share (what check gates); zoomed: the same per session",
+        True,
+        "top",
+    ),
+    Pane(
+        "waste",
+        WastePane,
+        "Waste",
+        "prompt-cache waste: tokens a warm cache would have read that calls processed again, and their dollars "
+        "beyond cache hits at list prices, by cause (expired, rewritten, missed, resumed), all sessions, then the "
+        "chosen (else the most recent) session; d on a call shows its expected vs actual read",
         True,
         "top",
     ),

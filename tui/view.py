@@ -28,7 +28,9 @@ from core.agents import adapter_named, agent_of
 from core.kernel.calls import resend_share
 from core.kernel.directives import DirectiveLedger, sent_counts
 from core.kernel.logcols import ContinuityRows
+from core.kernel.pricing import BUNDLED, PriceTable
 from core.kernel.stats import RATE_WINDOW_MS, Peak, Streak
+from core.kernel.waste import WasteStats, call_waste
 from core.logblock import NO_SESSION, NO_TIME
 from core.model import ContinuityLine, Problem, Turn
 from tui.logrows import LogRowView
@@ -252,6 +254,11 @@ class SessionSummary:
     measured_sent: int = 0
     #: (bytes as serialized, turn index) of its call with the most bytes as serialized, of any kind
     largest_payload: tuple[int, int] | None = None
+    #: prompt-cache waste of its calls (`core.kernel.waste`: excess tokens, dollars, causes)
+    waste: WasteStats = field(default_factory=WasteStats)
+    #: turns that are copies of another session's calls (they count there: not in `by_kind` or `waste`)
+    copies: int = 0
+    avoidable_bytes: int = 0  # payload bytes an avoidable re-send sent beyond what a stable fingerprint would
 
     @property
     def resend_share(self) -> float | None:
@@ -325,6 +332,18 @@ class Rates:
     log_share: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class WasteTotals:
+    """The waste pane's all-time figures: every session's waste summed, and where the prices come from."""
+
+    stats: WasteStats
+    as_of: str | None
+    source: str
+    avoidable: int = 0  # senpi: re-sends a stable fingerprint avoids, and their bytes
+    avoidable_bytes: int = 0
+    resends: int = 0
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Everything the screen shows, as of one engine version."""
@@ -341,6 +360,7 @@ class Snapshot:
     largest: LargestPayload | None = None
     pending: tuple[Problem, ...] = ()  # what `Status.pending` counts (the first `MAX_PENDING_SHOWN`)
     problem_rows: tuple[tuple[str, int] | None, ...] = ()  # per problem, the row it sits after (`locate_problems`)
+    waste: WasteTotals | None = None
 
     @staticmethod
     def empty(wall_ms: int = 0) -> Snapshot:
@@ -524,7 +544,9 @@ TAIL = 256
 recording can arrive later), so they are recounted each time; older ones are accumulated once."""
 
 
-def summarize(session: SessionState, prefix: _Prefix | None = None) -> tuple[SessionSummary, _Prefix]:
+def summarize(
+    session: SessionState, prefix: _Prefix | None = None, prices: PriceTable = BUNDLED
+) -> tuple[SessionSummary, _Prefix]:
     """Count one session's turns: the stable prefix incrementally (kept in `prefix`), the tail afresh."""
     turns = session.turns
     # moved: a call was filed among the counted ones (Claude Code files a sub-agent's calls in time order)
@@ -539,13 +561,13 @@ def summarize(session: SessionState, prefix: _Prefix | None = None) -> tuple[Ses
                                                       agent.payload_exact))  # fmt: skip
     stable = max(prefix.upto, len(turns) - TAIL)
     for turn in turns[prefix.upto : stable]:
-        _count(prefix.summary, turn)
+        _count(prefix.summary, turn, prices)
     prefix.upto = stable
     prefix.last = turns[stable - 1] if stable else None
     out = _copy(prefix.summary)
     out.session_id, out.cwd = session.session_id, session.cwd
     for turn in turns[stable:]:
-        _count(out, turn)
+        _count(out, turn, prices)
     _ledger(session, out)
     return out, prefix
 
@@ -559,16 +581,21 @@ class _Prefix:
 
 
 def _copy(summary: SessionSummary) -> SessionSummary:
-    out = replace(summary, by_kind=Counter(summary.by_kind))
+    out = replace(summary, by_kind=Counter(summary.by_kind), waste=summary.waste.copy())
     out.tags = {tag: replace(t) for tag, t in summary.tags.items()}
     return out
 
 
-def _count(out: SessionSummary, turn: Turn) -> None:
+def _count(out: SessionSummary, turn: Turn, prices: PriceTable = BUNDLED) -> None:
     out.turns += 1
     kind = turn.kind
-    if kind is not None:
+    if turn.copied_from is not None:
+        out.copies += 1  # a copy of another session's call: counted there (as the report's `calls` has it)
+    elif kind is not None:
         out.by_kind[kind] += 1
+    out.waste.add(turn, call_waste(turn, prices), out.agent, out.session_id)
+    if turn.avoidable and turn.payload_bytes_if_stable is not None:
+        out.avoidable_bytes += max(0, (payload_bytes(turn) or 0) - turn.payload_bytes_if_stable)
     if turn.rewritten:
         out.rewritten += 1
     if turn.avoidable:
@@ -684,9 +711,14 @@ class LogSessions:
 class SnapshotBuilder:
     """Turns engine state into `Snapshot`s (worker thread only; call `build` with the engine lock held)."""
 
-    def __init__(self, engine: EngineView, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, engine: EngineView, clock: Callable[[], float] = time.time, prices: PriceTable | None = None
+    ) -> None:
         self.engine = engine
         self.clock = clock
+        self.prices = prices if prices is not None else BUNDLED
+        self._waste: WasteTotals | None = None
+        self._waste_of: tuple[int, ...] = ()  # id() of the summaries the totals were summed from
         self.rows = RowIndex()
         self._summaries: dict[str, _Cached] = {}
         self._rate_samples: list[tuple[float, int]] = []
@@ -765,6 +797,7 @@ class SnapshotBuilder:
 
     def _build(self, state: State, now: float, wall_ms: int) -> Snapshot:
         engine = self.engine
+        state.settle()  # (which session made a call a resumed session copied: decided when read)
         self.rows.update(state)
         rates = self._rates(state, wall_ms)
         sessions = tuple(self._session_summaries(state, now))
@@ -798,7 +831,27 @@ class SnapshotBuilder:
             problem_rows=self._locate(state, problems),
             largest=self._simulate(state, sessions, now, status.pending_bytes),
             pending=held_list,
+            waste=self._waste_totals(sessions),
         )
+
+    def _waste_totals(self, sessions: tuple[SessionSummary, ...]) -> WasteTotals | None:
+        """Every session's waste summed: again only when a summary changed (a live tail replaces one or two)."""
+        ident = tuple(id(s) for s in sessions)
+        if ident == self._waste_of and self._waste is not None:
+            return self._waste
+        total = WasteStats()
+        avoidable = avoidable_bytes = resends = 0
+        for summary in sessions:
+            if summary.log_only:
+                continue
+            total.merge(summary.waste)
+            avoidable += summary.avoidable
+            avoidable_bytes += summary.avoidable_bytes
+            resends += summary.by_kind.get("fork", 0) + summary.by_kind.get("flatten", 0)
+        prices = self.prices
+        self._waste = WasteTotals(total, prices.as_of, prices.source, avoidable, avoidable_bytes, resends)
+        self._waste_of = ident
+        return self._waste
 
     def _session_summaries(self, state: State, now: float) -> list[SessionSummary]:
         """Per-session summaries: recounted when a session changed, incrementally (see `summarize`).
@@ -853,7 +906,7 @@ class SnapshotBuilder:
         now: float,
     ) -> _Cached:
         prefix = cached.prefix if cached is not None and now - cached.full_at < 30.0 else None
-        summary, prefix = summarize(session, prefix)
+        summary, prefix = summarize(session, prefix, self.prices)
         full_at = now if cached is None or prefix.upto == 0 or cached.prefix is not prefix else cached.full_at
         cached = _Cached(mark, version, now, summary, prefix, full_at)
         self._summaries[key] = cached

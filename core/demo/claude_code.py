@@ -914,6 +914,8 @@ class ClaudeCodeDemo:
             parent = obj["uuid"]
             msg = obj.get("message")
             if obj.get("type") == "assistant" and isinstance(msg, dict):
+                if msg["id"] not in session.copied:
+                    session.truth.copied.append(msg["id"])
                 session.copied.add(msg["id"])
         new.parent = parent
         # the copied history as the API sees it, except that Claude Code renders the summary message again on

@@ -61,6 +61,8 @@ class SessionTruth:
     path: str  # the session's transcript, relative to the demo root (home included)
     cwd: str | None
     calls: list[CallTruth] = field(default_factory=list)
+    #: the calls (entry ids) this file re-logs from another session (a resumed copy): calls of that session
+    copied: list[str] = field(default_factory=list)
 
     def tokens(self) -> dict[str, int]:
         total = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}

@@ -22,8 +22,18 @@ warm cache would have saved (pi ffae836b #1 wrote 33,637 after a first call that
 called it `prefix_rewritten`). Any other shortfall is a `re-send`, its reason what the evidence supports:
 `cache_expired` when the gap reached the lifetime of what was cached (Anthropic 5 min, or 1 h for 1-hour
 writes; OpenAI publishes no lifetime, so never for OpenAI-style usage), `cache_miss` when nothing was read back
-within the lifetime, `prefix_rewritten` when something was, less than expected. `excess` is what a warm cache
-would have read of what was processed again: min(tokens not read from cache, expected_read - cache_read).
+within the lifetime, `prefix_rewritten` when something was, less than expected, and `resume` for either of the
+last two on the first new call of a session file that starts with copies of another session's calls (Claude
+Code's resume: the expected read is that of the last copied call). `excess` is what a warm cache would have
+read of what was processed again: min(tokens not read from cache, expected_read - cache_read).
+
+Lifetimes are per write, not per call (`usage.cache_creation` splits a write into 5-minute and 1-hour parts,
+and Anthropic puts 1-hour breakpoints before 5-minute ones): the prefix a call leaves cached is kept as
+segments (`CallUsage.lifetimes`), the part it read back keeping the lifetimes it had (a hit refreshes them),
+its write appended 1-hour part first. The lifetime the gap is measured against is that of the segment where
+the read stopped (the first token not read back): after a 1-hour write of the system prompt and 5-minute
+writes of the conversation, a 10-minute gap that reads back only the system prompt is `cache_expired`, one
+that reads back nothing of a 1-hour prefix is not (spotter's fixtures write 1 h only; its sessions 5 min).
 
 Pure arithmetic on counts, so each agent's analysis feeds it from its own usage fields.
 """
@@ -43,6 +53,7 @@ __all__ = [
     "OPENAI",
     "OPENAI_MIN_CACHEABLE",
     "RESEND",
+    "RESUME",
     "TTL_1H_MS",
     "TTL_5M_MS",
     "CacheVerdict",
@@ -70,6 +81,11 @@ TTL_1H_MS = 60 * 60_000
 
 #: The kinds that re-send history: the call processed part of its history again. `excess` is counted on them.
 _RESENDS = frozenset({"fork", "flatten", RESEND})
+#: The reason of a re-send on the first new call after a resume (another session's calls copied before it).
+RESUME = "resume"
+
+Lifetimes = tuple[tuple[int, int], ...]
+"""A cached prefix as segments `(end, ttl_ms)` in prompt order: tokens [previous end, end) live `ttl_ms`."""
 
 
 @dataclass(slots=True)
@@ -88,6 +104,11 @@ class CallUsage:
     output: int | None = None
     #: False when the usage carried no cache figure at all (an OpenAI-style usage without cached_input_tokens)
     cache_reported: bool = True
+    #: the write's 5-minute and 1-hour parts (Anthropic `usage.cache_creation`), None when the usage has no split
+    write_5m: int | None = None
+    write_1h: int | None = None
+    #: the prefix this call left cached, with the lifetime of each part (set by `judge`); None before it ran
+    lifetimes: Lifetimes | None = None
 
     @property
     def prompt(self) -> int:
@@ -121,13 +142,31 @@ def expected_read(previous: CallUsage | None, style: Style = ANTHROPIC) -> int |
 
 
 def judge(
-    current: CallUsage, previous: CallUsage | None, *, style: Style = ANTHROPIC, gap_ms: int | None = None
+    current: CallUsage,
+    previous: CallUsage | None,
+    *,
+    style: Style = ANTHROPIC,
+    gap_ms: int | None = None,
+    resumed_from: str | None = None,
 ) -> CacheVerdict:
     """Classify one call against the previous call (with usage) of the same conversation thread.
 
     `gap_ms` overrides the gap between the two calls' start times (Codex measures it from the previous call's
-    end to the request). See the module docstring for the rule."""
+    end to the request); `resumed_from` names the session whose copied calls precede this one (its `previous`
+    is the last of them). See the module docstring for the rule. It records on `current` the prefix it leaves
+    cached (`CallUsage.lifetimes`), which the next call is judged against."""
     evidence = _evidence(current, previous, style, gap_ms)
+    if style == ANTHROPIC:
+        current.lifetimes = _left_cached(current, previous)
+    if resumed_from is not None:
+        evidence["resumed_from"] = resumed_from
+    verdict = _decide(current, previous, style, evidence)
+    if resumed_from is not None and verdict.kind == RESEND and verdict.reason in ("cache_miss", "prefix_rewritten"):
+        verdict.reason = RESUME
+    return verdict
+
+
+def _decide(current: CallUsage, previous: CallUsage | None, style: Style, evidence: dict[str, Any]) -> CacheVerdict:
     if previous is None:
         return CacheVerdict("bootstrap", "first_call", evidence)
     expected = evidence["expected_read"]
@@ -162,6 +201,8 @@ def _evidence(current: CallUsage, previous: CallUsage | None, style: Style, gap_
         "ttl_ms": None,
         "read_share_of_prev": None,
         "rule": style,
+        "write_5m": current.write_5m,
+        "write_1h": current.write_1h,
         "expected_read": None,
         "shortfall": None,
         "excess": 0,
@@ -173,14 +214,68 @@ def _evidence(current: CallUsage, previous: CallUsage | None, style: Style, gap_
     out["prev_cache_write"] = previous.cache_write
     if gap_ms is None and current.ts_ms is not None and previous.ts_ms is not None:
         out["gap_ms"] = max(0, current.ts_ms - previous.ts_ms)
-    if style == ANTHROPIC:
-        out["ttl_ms"] = previous.ttl_ms or TTL_5M_MS
-    if previous.prompt:
-        out["read_share_of_prev"] = round(current.cache_read / previous.prompt, 4)
     expected = expected_read(previous, style)
     out["expected_read"] = expected
     out["shortfall"] = max(0, (expected or 0) - current.cache_read)
+    if style == ANTHROPIC:
+        cached = _cached_by(previous)
+        # the lifetime of what was not read back (where the read stopped), else of what the previous call wrote
+        out["ttl_ms"] = _ttl_at(cached, current.cache_read) if out["shortfall"] else _last_ttl(cached)
+    if previous.prompt:
+        out["read_share_of_prev"] = round(current.cache_read / previous.prompt, 4)
     return out
+
+
+def _cached_by(call: CallUsage) -> Lifetimes:
+    """The prefix `call` left cached (its read + write), as lifetime segments; one segment of the call's own
+    write lifetime (5 min when unknown) when `judge` has not recorded them."""
+    if call.lifetimes is not None:
+        return call.lifetimes
+    end = call.cache_read + call.cache_write
+    return ((end, call.ttl_ms or TTL_5M_MS),) if end else ()
+
+
+def _ttl_at(cached: Lifetimes, position: int) -> int:
+    """The lifetime of the cached token at `position` (the first one not read back)."""
+    for end, ttl in cached:
+        if position < end:
+            return ttl
+    return _last_ttl(cached)
+
+
+def _last_ttl(cached: Lifetimes) -> int:
+    return cached[-1][1] if cached else TTL_5M_MS
+
+
+def _left_cached(current: CallUsage, previous: CallUsage | None) -> Lifetimes:
+    """What `current` leaves cached: the part of the previous prefix it read back (a hit refreshes it with the
+    lifetime it had; a read beyond it, written by another thread or before a restart, gets this call's write
+    lifetime), then its write, the 1-hour part first (Anthropic orders 1-hour breakpoints before 5-minute ones)."""
+    read, default = current.cache_read, current.ttl_ms or TTL_5M_MS
+    out: list[tuple[int, int]] = []
+    start = 0
+    for end, ttl in _cached_by(previous) if previous is not None else ():
+        if start >= read:
+            break
+        out.append((min(end, read), ttl))
+        start = end
+    if start < read:
+        out.append((read, default))
+    hour, five = current.write_1h or 0, current.write_5m or 0
+    if hour + five == current.cache_write and current.cache_write:
+        if hour:
+            out.append((read + hour, TTL_1H_MS))
+        if five:
+            out.append((read + hour + five, TTL_5M_MS))
+    elif current.cache_write:
+        out.append((read + current.cache_write, default))
+    merged: list[tuple[int, int]] = []
+    for end, ttl in out:
+        if merged and merged[-1][1] == ttl:
+            merged[-1] = (end, ttl)
+        else:
+            merged.append((end, ttl))
+    return tuple(merged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,4 +356,8 @@ def explain(verdict: CacheVerdict) -> str:
         return f"nothing read back of the {expected} the previous call cached{after}, within its lifetime{again}"
     if verdict.reason == "prefix_rewritten":
         return f"prefix rewritten: read {read} of the {expected} the previous call cached{after}{again}"
+    if verdict.reason == RESUME:
+        source = ev.get("resumed_from")
+        return (f"first call after resuming {source}: read {read} of the {expected} its last copied call "
+                f"cached{after}{again}")  # fmt: skip
     return f"{verdict.kind}/{verdict.reason}: cache read {read} of {prompt} prompt tokens{after}"

@@ -29,7 +29,8 @@ Analyzers find each other by class (`session.analyzer(ProviderContext)`), never 
 
 A record handler sees the records of its agent's files that do not belong to one transcript (event
 recordings, sidecars, log lines, other agents' transcript lines) and may create or update any session
-(`Store.session_for`). Both kinds are handed the re-read port (`core.kernel.ports.Reread`): analysis does no
+(`Store.session_for`), and settles what only several files together decide when a surface reads (`settle`).
+Both kinds are handed the re-read port (`core.kernel.ports.Reread`): analysis does no
 IO of its own and imports no state; the state holder satisfies the `Session` and `Store` protocols below.
 """
 
@@ -185,3 +186,7 @@ class RecordHandler:
     def restored(self, store: Store, session: Session) -> None:
         """A parked session was loaded from the persistent index (`core.index`): its transcript's records never
         reached this handler; note what it would have kept of them (e.g. calls waiting for a recording)."""
+
+    def settle(self, store: Store) -> None:
+        """A surface is about to read the state (`State.settle`): decide what only the files read together can
+        tell (Claude Code: which of two sessions holding the same calls made them)."""

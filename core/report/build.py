@@ -38,6 +38,7 @@ from core.report.redact import already_redacted, redact_report, redact_text
 from core.report.stream import TurnStream
 from core.report.timeline import select_rows, timeline_rows
 from core.report.values import body_value, iso, opt_text, plain_value, text
+from core.report.waste import session_waste, turn_cost, waste_section, waste_stats
 from core.sources.reread import reread_entry
 from core.state import SessionState, State
 from core.timeutil import now_ms, parse_iso_ms
@@ -70,6 +71,7 @@ def build_report(
     the lock is released."""
     options = options or ReportOptions()
     with engine.lock:
+        engine.state.settle()
         report = _Builder(engine, options, stream_turns=stream_turns).build()
     if options.redact:
         return redact_report(report, consume=True)
@@ -93,10 +95,15 @@ class _Builder:
         in_window = self.options.in_window
         self.keep = [in_window(rows.ms(row)) for row in range(len(rows))] if self.options.windowed else None
         self.log_lines = log_lines_by_session(rows, self.keep)
+        self.prices = self.options.price_table
+        waste, self.session_waste = waste_stats(selected, self.prices)
         sessions = [self._session(session, session_turns) for session, session_turns in selected]
         if not self.options.filtered:  # (a turn filter selects turns: a session of log lines has none)
             known = {session.session_id for session in self.state.sessions.values()}
             sessions += log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path)
+        counterfactual = sections.counterfactual(
+            turns, None if self.options.windowed or self.options.filtered else selected
+        )
         return {
             "schema": SCHEMA,
             "generated_at": iso(self.options.now_ms if self.options.now_ms is not None else now_ms()),
@@ -109,9 +116,10 @@ class _Builder:
             "sessions": sessions,
             "turns": self._turns(selected),
             "directives": sections.directives(selected),
-            "counterfactual": sections.counterfactual(
-                turns, None if self.options.windowed or self.options.filtered else selected
-            ),
+            "counterfactual": counterfactual,
+            # how much re-writing already-cached history cost, and why (issue 14): excess tokens, share, causes,
+            # dollars at list prices, the calls it adds up
+            "waste": waste_section(waste, self.prices, counterfactual),
             "problems": [self._problem(p) for p in problems],
             "problems_total": max(self.state.problems_total + len(self.options.pending), len(problems)),
         }
@@ -262,6 +270,7 @@ class _Builder:
             # that name it (`sessionId`, newer senpi builds) or were matched to one of its calls
             "tokens": session_tokens(turns),
             "log_lines": self.log_lines.get(session.session_id, 0),
+            "waste": session_waste(self.session_waste[session.key]) if session.key in self.session_waste else None,
             # what the session's agent adds (`Agent.session_extras`): whose session it is (senpi, pi, claude-code,
             # mux), senpi's restart-sidecar verdict, mux's thinking-replay flags per kind; null for other agents
             **_extras(SESSION_EXTRAS, session.agent.session_extras, session),
@@ -281,6 +290,7 @@ class _Builder:
                 # and its kind, reason and the evidence they rest on (null for a copy of another session's call)
                 item["agent"], item["path"], item["thread"] = agent, self._path(turn.where.path), text(turn.thread)
                 item["call"] = _call(turn)
+                item["cost_usd"] = turn_cost(turn, self.prices)
                 item.update(_extras(TURN_EXTRAS, extras, turn))
                 if turn.rewritten and rereads > 0:
                     rereads -= 1

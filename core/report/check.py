@@ -18,6 +18,10 @@
   sent is what the model read and was billed; gating the serialized side failed builds for copies they never
   sent. For a build without dedupe the two are one figure (the number behind "the 875 KB prompt was 73 %
   duplicates").
+* waste-usd / waste-share: what re-processing already-cached history cost beyond cache hits, in dollars at list
+  prices (`waste.cost_usd.excess`), and its share of the tokens not read from cache (`waste.share`): the calls
+  judged from cache figures (Claude Code, pi, mux, Codex). Calls of a model without a price are named and left
+  out of the dollars; with no priced excess at all the dollar gate cannot see.
 * payload-bytes: the largest payload one call sent, after the agent's own dedupe (reconstructed, else the size
   the agent logged); its line also gives that call's size before dedupe, the one directive-share is taken of.
   Only where the bytes are exact (senpi): other agents' transcripts hold no system prompt or tools.
@@ -56,6 +60,8 @@ class Thresholds:
     max_avoidable: int | None = None
     max_directive_share: float | None = None
     max_payload_bytes: int | None = None
+    max_waste_usd: float | None = None
+    max_waste_share: float | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Thresholds:
@@ -64,12 +70,21 @@ class Thresholds:
             max_avoidable=getattr(args, "max_avoidable", None),
             max_directive_share=getattr(args, "max_directive_share", None),
             max_payload_bytes=getattr(args, "max_payload_bytes", None),
+            max_waste_usd=getattr(args, "max_waste_usd", None),
+            max_waste_share=getattr(args, "max_waste_share", None),
         )
 
     def any(self) -> bool:
         return any(
             v is not None
-            for v in (self.max_resend_share, self.max_avoidable, self.max_directive_share, self.max_payload_bytes)
+            for v in (
+                self.max_resend_share,
+                self.max_avoidable,
+                self.max_directive_share,
+                self.max_payload_bytes,
+                self.max_waste_usd,
+                self.max_waste_share,
+            )
         )
 
 
@@ -116,6 +131,8 @@ def evaluate(report: dict[str, Any], thresholds: Thresholds) -> list[Result]:
         ("avoidable", [avoidable(report)], thresholds.max_avoidable),
         ("directive-share", [directive_share(report)], thresholds.max_directive_share),
         ("payload-bytes", [payload_bytes(report)], thresholds.max_payload_bytes),
+        ("waste-usd", [waste_usd(report)], thresholds.max_waste_usd),
+        ("waste-share", [waste_share(report)], thresholds.max_waste_share),
     ]
     show_all = not thresholds.any()
     results = []
@@ -274,6 +291,49 @@ def payload_bytes(report: dict[str, Any]) -> Measure:
     left_out = f"; {', '.join(inexact)} calls not measured: no byte-exact payload" if inexact else ""
     return Measure(best_size, f"largest payload sent, after dedupe: session {best.get('session')} turn "
                               f"{best.get('index')}, {kind}{before}{left_out}")  # fmt: skip
+
+
+def _waste(report: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    missing = _no_session(report)
+    if missing:
+        return None, missing
+    waste = report.get("waste")
+    if not isinstance(waste, dict) or not waste.get("calls"):
+        return None, "no call judged from prompt-cache figures (Claude Code, pi, mux, Codex)"
+    return waste, None
+
+
+def waste_usd(report: dict[str, Any]) -> Measure:
+    """Dollars beyond cache hits spent re-processing cached history (`waste.cost_usd.excess`)."""
+    waste, why = _waste(report)
+    if waste is None:
+        return Measure(None, why or "")
+    cost = waste.get("cost_usd") or {}
+    pricing = waste.get("pricing") or {}
+    unpriced = pricing.get("unpriced_models") or {}
+    left = cost.get("excess_unpriced_tokens") or 0
+    note = f"; {left} excess tokens of {', '.join(map(str, list(unpriced)[:3]))} have no price" if left else ""
+    value = cost.get("excess")
+    if not isinstance(value, int | float):
+        return Measure(None, f"no list price for the calls with excess{note}")
+    value = round(float(value), 4)
+    return Measure(value, f"{waste.get('excess_tokens')} excess tokens in {_excess_calls(waste)} of "
+                          f"{waste.get('calls')} calls, at {pricing.get('source')} as of {pricing.get('as_of')}"
+                          f"{note}")  # fmt: skip
+
+
+def _excess_calls(waste: dict[str, Any]) -> int:
+    return sum(int(n) for n in (waste.get("calls_by_cause") or {}).values() if isinstance(n, int))
+
+
+def waste_share(report: dict[str, Any]) -> Measure:
+    """Excess tokens over the tokens not read from cache (`waste.share`)."""
+    waste, why = _waste(report)
+    if waste is None:
+        return Measure(None, why or "")
+    return Measure(waste.get("share"), f"{waste.get('excess_tokens')} excess of {waste.get('not_read_tokens')} "
+                                       f"tokens not read from cache, in {_excess_calls(waste)} of "
+                                       f"{waste.get('calls')} calls")  # fmt: skip
 
 
 __all__ = ["Measure", "Result", "Thresholds", "evaluate"]

@@ -15,8 +15,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.kernel.waste import cause_text
 from core.model import RESEND_KINDS
 from core.report.common import turn_kind, turn_reason
+from core.report.waste import usd_text
 
 #: kinds that re-send history: senpi's fork and flatten, and the calls section's `re-send` (issue 13)
 RESENDS = frozenset(RESEND_KINDS | {"re-send"})
@@ -137,32 +139,63 @@ def _avoidable(report: dict[str, Any]) -> list[Segment]:
 
 # ---------------------------------------------------------------------- waste (issue 14's section)
 def _waste(waste: dict[str, Any], out: list[Segment]) -> bool:
-    """'$4.12 of $12.41 (33 %) went to re-writing cache that was already written: 62 % `cache_expired`, …'"""
+    """'$1.83 of $27.73 (7 %) was spent re-writing cache that was already written (338,347 tokens in 6 calls):
+    52 % cache expiry after > 5 min idle (`cache_expired`), 46 % prefix rewrites (`prefix_rewritten`), …'
+
+    Dollars where the calls have prices, tokens otherwise; the causes split the dollars (or the tokens). False
+    when no call was judged from cache figures (senpi's resident lane: the re-send clause says it all)."""
+    if not waste.get("calls") and not waste.get("excess_tokens"):
+        return False
     cost = waste.get("cost_usd") if isinstance(waste.get("cost_usd"), dict) else {}
     excess_usd, actual_usd = cost.get("excess"), cost.get("actual")
-    tokens = waste.get("excess_tokens")
-    if isinstance(excess_usd, int | float) and isinstance(actual_usd, int | float) and actual_usd > 0:
-        lead = f"${excess_usd:,.2f} of ${actual_usd:,.2f} ({excess_usd / actual_usd * 100:.0f} %) went to re-writing "
-        lead += "cache that was already written"
-        causes = cost.get("by_cause") or waste.get("by_cause") or {}
-    elif isinstance(tokens, int) and tokens >= 0:
-        share = waste.get("share")
-        of = f" ({share * 100:.0f} % of what was not read from cache)" if isinstance(share, int | float) else ""
-        lead = f"{tokens:,} tokens{of} were written again that a warm cache would have read"
-        causes = waste.get("by_cause") or {}
+    tokens = waste.get("excess_tokens") if isinstance(waste.get("excess_tokens"), int) else 0
+    by_calls = waste.get("calls_by_cause")
+    calls = sum(int(n) for n in by_calls.values() if isinstance(n, int)) if isinstance(by_calls, dict) else None
+    share = waste.get("share")
+    of_share = f" ({share * 100:.0f} % of what was not read from cache)" if isinstance(share, int | float) else ""
+    priced = isinstance(excess_usd, int | float) and isinstance(actual_usd, int | float) and actual_usd > 0
+    if not tokens:
+        spent = f" (${actual_usd:,.2f} spent)" if isinstance(actual_usd, int | float) else ""
+        out.append(Segment(f"No cache that was already written was written again{spent}", "strong"))
+        return True
+    if priced:
+        lead = f"{usd_text(excess_usd)} of {usd_text(actual_usd)} ({excess_usd / actual_usd * 100:.0f} %) was spent "
+        lead += "re-writing cache that was already written"
+        left = cost.get("excess_unpriced_tokens")
+        unpriced = f"; {left:,} of them unpriced: {_models(waste)}" if isinstance(left, int) and left else ""
+        out += [Segment(lead, "strong"), Segment(f" ({tokens:,} tokens{_in(calls)}{unpriced})")]
+        causes = cost.get("by_cause") or {}
+        if not causes or sum(v for v in causes.values() if isinstance(v, int | float)) <= 0:
+            causes = waste.get("by_cause") or {}
     else:
-        return False
-    out.append(Segment(lead, "strong"))
+        lead = f"{tokens:,} tokens{of_share} were written again that a warm cache would have read"
+        told = "; ".join(part for part in (_in(calls).strip(), f"no list price for {_models(waste)}") if part)
+        out += [Segment(lead, "strong"), Segment(f" ({told})" if told else "")]
+        causes = waste.get("by_cause") or {}
     ranked = sorted(((str(c), float(v)) for c, v in causes.items() if isinstance(v, int | float) and v > 0),
                     key=lambda item: (-item[1], item[0]))  # fmt: skip
     total = sum(v for _, v in ranked)
     if total > 0:
         out.append(Segment(": "))
+        lifetimes = waste.get("expired_after") if isinstance(waste.get("expired_after"), dict) else None
         for i, (cause, value) in enumerate(ranked[:CAUSES]):
             if i:
                 out.append(Segment(", "))
-            out += [Segment(f"{value / total * 100:.0f} % "), Segment(cause, "code")]
+            out += [Segment(f"{value / total * 100:.0f} % {cause_text(cause, lifetimes)} ("), Segment(cause, "code"),
+                    Segment(")")]  # fmt: skip
         rest = sum(v for _, v in ranked[CAUSES:])
         if rest:
             out.append(Segment(f", {rest / total * 100:.0f} % other causes"))
     return True
+
+
+def _models(waste: dict[str, Any]) -> str:
+    """'claude-x, (no model)': the models whose calls have no dollar figure ('these models' when not named)."""
+    pricing = waste.get("pricing") if isinstance(waste.get("pricing"), dict) else {}
+    models = [str(m) for m in (pricing.get("unpriced_models") or {})]
+    return ", ".join(models[:3]) if models else "these models"
+
+
+def _in(calls: int | None) -> str:
+    """' in 6 calls' (nothing when the section does not count them)."""
+    return "" if calls is None else f" in {calls:,} call{'' if calls == 1 else 's'}"

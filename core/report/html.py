@@ -13,6 +13,7 @@ import html
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from core.kernel.waste import cause_text
 from core.model import CALL_KINDS
 from core.report.common import (
     agreement,
@@ -40,6 +41,7 @@ from core.report.common import (
 )
 from core.report.headline import headline
 from core.report.timeline import timeline
+from core.report.waste import gap_text, usd_text
 from core.sanitize import display
 from core.timeutil import iso_ms, parse_iso_ms
 
@@ -149,6 +151,7 @@ def render_html(report: dict[str, Any]) -> str:
         for section in (
             _header,
             _cards,
+            _waste,
             _timeline,
             _payload_graph,
             _kinds,
@@ -243,6 +246,61 @@ def _cards(report: dict[str, Any]) -> str:
     ]
     inner = "".join(f'<div class="card"><b>{value}</b><span>{label}</span></div>' for value, label in cards)
     return f'<section><div class="cards">{inner}</div></section>\n'
+
+
+def _waste(report: dict[str, Any]) -> str:
+    """Prompt-cache waste by cause and the calls it adds up to (the Markdown's section, with every call listed
+    that the JSON's `top` names)."""
+    waste = report.get("waste")
+    if not isinstance(waste, dict):
+        return ""
+    out = "<section><h2>Prompt-cache waste</h2>"
+    if waste.get("calls"):
+        cost = waste.get("cost_usd") or {}
+        actual = cost.get("actual")
+        money = (f"{usd_text(cost.get('excess'))} beyond cache hits at list prices, of {usd_text(actual)} the calls "
+                 "cost") if isinstance(actual, int | float) else "no list price for these calls"  # fmt: skip
+        out += (f"<p>{n(waste.get('excess_tokens'))} tokens were processed again that a warm cache would have read "
+                f"({pct(waste.get('share'))} of the {n(waste.get('not_read_tokens'))} not read from cache, over "
+                f"{n(waste.get('calls'))} calls judged from cache figures): {money}.</p>")  # fmt: skip
+        by_cause, usd_by = waste.get("by_cause") or {}, cost.get("by_cause") or {}
+        calls_by = waste.get("calls_by_cause") or {}
+        lifetimes = waste.get("expired_after") if isinstance(waste.get("expired_after"), dict) else None
+        total = sum(v for v in by_cause.values() if isinstance(v, int)) or 1
+        rows = [[f"<code>{e(c)}</code>", e(cause_text(str(c), lifetimes)), n(calls_by.get(c)), n(t),
+                 pct(t / total if isinstance(t, int) else None), e(usd_text(usd_by.get(c)))]
+                for c, t in by_cause.items()]  # fmt: skip
+        if rows:
+            out += table(["cause", "what", "calls", "tokens", "share of tokens", "USD"], rows, numeric=(2, 3, 4, 5))
+        top = waste.get("top") or []
+        if top:
+            rows = [_top_row(t) for t in top]
+            headers = ["session", "turn", "time", "cause", "expected read", "read", "excess", "USD",
+                       "gap / lifetime", "after · where"]  # fmt: skip
+            out += "<h3>Largest</h3>" + table(headers, rows, numeric=(1, 4, 5, 6, 7))
+        pricing = waste.get("pricing") or {}
+        unpriced = pricing.get("unpriced_models") or {}
+        missing = (" No list price, left out of the dollars: " + ", ".join(f"<code>{e(m)}</code> ({n(k)})"
+                   for m, k in list(unpriced.items())[:5]) + ".") if unpriced else ""  # fmt: skip
+        file = f" + <code>{e(pricing.get('file'))}</code>" if pricing.get("file") else ""
+        urls = ", ".join(e(u) for u in pricing.get("urls") or [])
+        out += (f'<p class="note">Prices: {e(pricing.get("source"))}{file}, as of {e(pricing.get("as_of"))} '
+                f"({urls}).{missing}</p>")  # fmt: skip
+    senpi = waste.get("counterfactual")
+    if isinstance(senpi, dict):
+        out += (f"<p>senpi's resident lane (its own decisions, no cache figures): {n(senpi.get('resends_avoidable'))} "
+                f"of {n(senpi.get('resends'))} re-sends avoidable with a stable fingerprint, "
+                f"{n(senpi.get('bytes_avoidable'))} payload bytes and {n(senpi.get('messages_avoidable'))} messages "
+                "sent again for nothing.</p>")  # fmt: skip
+    return out + "</section>\n"
+
+
+def _top_row(t: dict[str, Any]) -> list[str]:
+    told = "; ".join(part for part in (", ".join(t.get("after") or []), t.get("where") or "") if part)
+    return [f"<code>{e(t.get('session'))}</code>", n(t.get("index")), e(t.get("ts")),
+            f"<code>{e(t.get('cause'))}</code>", n(t.get("expected_read")), n(t.get("cache_read")),
+            n(t.get("excess")), e(usd_text(t.get("excess_usd"))), e(gap_text(t.get("gap_ms"), t.get("ttl_ms"))),
+            e(told)]  # fmt: skip
 
 
 def _largest_cards(report: dict[str, Any]) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from core.kernel.waste import cause_text
 from core.model import CALL_KINDS
 from core.report.common import (
     CallFigures,
@@ -48,6 +49,8 @@ from core.report.common import (
     value_text,
 )
 from core.report.headline import headline
+from core.report.waste import gap_text
+from core.report.waste import usd_text as usd
 from core.sanitize import display
 
 LIMIT = 65_536
@@ -420,6 +423,88 @@ def _summary(report: dict[str, Any], facts: Facts, _caps: Caps) -> list[str]:
         ["problems", num(report.get("problems_total"))],
     ]
     return ["## Summary", "", *table(["measure", "value"], rows), ""]
+
+
+def _waste(report: dict[str, Any], _facts: Facts, caps: Caps) -> list[str]:
+    """How much re-writing already-cached history cost and why: by cause, then the calls it adds up to (issue
+    14). Every figure is the sum of `turns[].cache.excess` and `turns[].cost_usd` of the calls named."""
+    waste = report.get("waste")
+    if not isinstance(waste, dict):
+        return []
+    out = ["## Prompt-cache waste", ""]
+    senpi = waste.get("counterfactual")
+    if waste.get("calls"):
+        cost = waste.get("cost_usd") or {}
+        excess, actual = cost.get("excess"), cost.get("actual")
+        money = f"{usd(excess)} beyond cache hits at list prices, of {usd(actual)} the calls cost" if isinstance(
+            actual, int | float) else "no list price for these calls"  # fmt: skip
+        out += [
+            f"{num(waste.get('excess_tokens'))} tokens were processed again that a warm cache would have read "
+            f"({pct(waste.get('share'))} of the {num(waste.get('not_read_tokens'))} not read from cache, over "
+            f"{num(waste.get('calls'))} calls judged from cache figures): {money}. A call's excess is min(tokens "
+            "not read from cache, expected read − cache read), the expected read being what the previous call "
+            "of its thread cached (its read + write; OpenAI: its prompt in 128-token blocks).",
+            "",
+        ]
+        by_cause = waste.get("by_cause") or {}
+        usd_by = cost.get("by_cause") or {}
+        calls_by = waste.get("calls_by_cause") or {}
+        lifetimes = waste.get("expired_after") if isinstance(waste.get("expired_after"), dict) else None
+        total = sum(v for v in by_cause.values() if isinstance(v, int)) or 1
+        money_total = sum(v for v in usd_by.values() if isinstance(v, int | float)) or None
+        rows = [[code(cause), esc(cause_text(str(cause), lifetimes)), num(calls_by.get(cause)), num(tokens),
+                 pct(tokens / total if isinstance(tokens, int) else None), usd(usd_by.get(cause)),
+                 pct(usd_by[cause] / money_total if money_total and isinstance(usd_by.get(cause), int | float)
+                     else None)]
+                for cause, tokens in by_cause.items()]  # fmt: skip
+        if rows:
+            out += [*table(["cause", "what", "calls", "tokens", "share of tokens", "USD", "share of USD"], rows), ""]
+        top = (waste.get("top") or [])[: max(3, caps.streaks)]
+        if top:
+            out += ["Largest (each is one call's `turns[].cache`):", ""]
+            rows = [[code(t.get("session")), num(t.get("index")), when(t.get("ts")), code(t.get("cause")),
+                     num(t.get("expected_read")), num(t.get("cache_read")), num(t.get("excess")),
+                     usd(t.get("excess_usd")), gap_text(t.get("gap_ms"), t.get("ttl_ms"))] for t in top]  # fmt: skip
+            out += [*table(["session", "turn", "time", "cause", "expected read", "read", "excess", "USD",
+                            "gap / lifetime"], rows), ""]  # fmt: skip
+            told = [t for t in top if t.get("where") or t.get("after")]
+            for t in told:
+                after = f"after {', '.join(code(a) for a in t['after'])}" if t.get("after") else ""
+                where = esc(t.get("where")) if t.get("where") else ""
+                out.append(f"- {code(t.get('session'))} turn {num(t.get('index'))}: " + "; ".join(
+                    part for part in (after, where) if part))  # fmt: skip
+            if told:
+                out.append("")
+        written = waste.get("not_read_by_reason") or {}
+        if written:
+            parts = " · ".join(f"{code(reason)} {num(n)}" for reason, n in list(written.items())[:8])
+            out += [f"Tokens not read from cache, by the call's reason (waste beside the expected cost of new "
+                    f"content): {parts}.", ""]  # fmt: skip
+        out += _pricing_lines(waste)
+    if isinstance(senpi, dict):
+        out += [
+            f"senpi's resident lane (its own decisions, no cache figures): {num(senpi.get('resends_avoidable'))} of "
+            f"{num(senpi.get('resends'))} re-sends were avoidable with a stable fingerprint, "
+            f"{num(senpi.get('bytes_avoidable'))} payload bytes and {num(senpi.get('messages_avoidable'))} messages "
+            "sent again for nothing.",
+            "",
+        ]
+    return out
+
+
+def _pricing_lines(waste: dict[str, Any]) -> list[str]:
+    pricing = waste.get("pricing") or {}
+    unpriced = pricing.get("unpriced_models") or {}
+    missing = ""
+    if unpriced:
+        names = ", ".join(f"{code(m)} ({num(k)})" for m, k in list(unpriced.items())[:5])
+        missing = f" No list price, left out of the dollars: {names} calls (add them with `--prices FILE`)."
+    sources = ", ".join(esc(url) for url in pricing.get("urls") or [])
+    file = f" + {code(pricing.get('file'))}" if pricing.get("file") else ""
+    agent = (pricing.get("actual_from") or {}).get("agent")
+    own = f" {num(agent)} calls' actual cost is the agent's own figure (pi's `usage.cost`)." if agent else ""
+    return [f"Prices: {esc(pricing.get('source'))}{file}, as of {esc(pricing.get('as_of'))} ({sources}).{own}"
+            f"{missing}", ""]  # fmt: skip
 
 
 def _call_rows(calls: CallFigures) -> list[list[str]]:
@@ -1001,6 +1086,7 @@ SECTIONS = (
     _headline,
     _header,
     _summary,
+    _waste,
     _kinds,
     _reasons,
     _streaks,

@@ -48,6 +48,8 @@ from prometheus_client.core import (
 from prometheus_client.exposition import generate_latest
 
 from core import __version__
+from core.kernel.pricing import BUNDLED
+from core.kernel.waste import call_waste
 from core.logblock import NO_SESSION
 from core.report.calls import agent_of_file, verdict
 from core.report.redact import redact_text
@@ -317,6 +319,7 @@ class Exposition:
                 totals: dict[Series, float] = {}
                 sessions: dict[str, int] = {}
             else:
+                engine.state.settle()  # (which session made the calls a resumed session copied)
                 totals = self._refresh()
                 sessions = self._sessions()
             last = dict(self._last_call)
@@ -386,6 +389,10 @@ class Exposition:
                 excess = cache.get("excess")
                 if excess:
                     out[(EXCESS.name, (agent, model, label("cause", judged[1]), *tail))] += excess
+                    # what that excess cost beyond cache hits (`core.kernel.waste`, the report's `waste` figures)
+                    cost = call_waste(turn, BUNDLED)
+                    if cost is not None and cost.excess_usd:
+                        out[(WASTE.name, (agent, model, label("cause", judged[1]), *tail))] += cost.excess_usd
             directives = turn.directives
             if directives:
                 for tag, figures in directives.items():

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from core.kernel.pricing import BUNDLED, PriceTable, load_prices
 from core.model import Problem, Turn
 from core.timeutil import iso_ms, now_ms
 
@@ -40,6 +41,12 @@ class ReportOptions:
     #: the report's `selection.filter`; the log's decision counts (`continuity`) are not filtered
     turn_filter: Callable[[Turn], bool] | None = None
     filter_text: str | None = None
+    #: list prices per model (`--prices FILE` on top of the bundled table); None = the bundled table
+    prices: PriceTable | None = None
+
+    @property
+    def price_table(self) -> PriceTable:
+        return self.prices if self.prices is not None else BUNDLED
 
     @property
     def filtered(self) -> bool:
@@ -74,12 +81,20 @@ class ReportOptions:
             raise ValueError(f"--since ({iso_ms(since)}) is later than --until ({iso_ms(until)})")
         session = getattr(args, "session", None)
         return cls(
+            prices=prices_from_args(args),
             session=(session.strip() or None) if isinstance(session, str) else None,
             since_ms=since,
             until_ms=until,
             redact=not getattr(args, "no_redact", False),
             include_text=bool(getattr(args, "include_text", False)),
         )
+
+
+def prices_from_args(args: argparse.Namespace) -> PriceTable | None:
+    """The price table `--prices FILE` gives (on top of the bundled one), or None without the option; raises
+    ValueError (`PriceFileError`) with a one-line message for a file that cannot be used."""
+    path = getattr(args, "prices", None)
+    return load_prices(path) if path is not None else None
 
 
 def parse_time(value: str | None, option: str, reference_ms: int) -> int | None:

@@ -218,6 +218,13 @@ class State(Attribution, Tree, Parking):
         return session
 
     # ------------------------------------------------------------------ reading
+    def settle(self) -> None:
+        """Before a surface reads: each record handler decides what only the files read together tell (which
+        session made a call a resumed session copied). Cheap when nothing changed."""
+        for handlers in self.handlers.values():
+            for handler in handlers:
+                handler.settle(self)
+
     def all_turns(self) -> list[Turn]:
         """Every turn, in session then time order (the report's order)."""
         out: list[Turn] = []

@@ -24,8 +24,11 @@ from textual.widgets import Footer, Static
 from core.agents import Agent, agent_named, drilldown_for
 from core.kernel.diff import diff
 from core.kernel.directives import sent_counts
+from core.kernel.pricing import BUNDLED, PriceTable
+from core.kernel.waste import call_waste, cause_text, lifetime_name
 from core.model import DiffChange, Turn
 from core.report.redact import shown
+from core.report.waste import gap_text
 from core.sources.reread import FileReread
 from tui.fmt import MUTED, cell, count, date_time, human_bytes, kind_style, pct, short_id
 from tui.view import EngineView, directive_bytes, payload_bytes, prompt_tokens
@@ -276,6 +279,7 @@ class DetailScreen(Screen[None]):
             if turn.avoidable and turn.payload_bytes_if_stable is not None:
                 text += f" ({human_bytes(turn.payload_bytes_if_stable)} instead of {human_bytes(payload_bytes(turn))})"
             lines.append(Content.assemble(("avoidable  ", "bold"), (text, "$warning" if turn.avoidable else "")))
+        lines += cache_lines(turn, getattr(self.app, "prices", None) or BUNDLED)
         return Content("\n").join(lines)
 
     def _payload(self) -> Content:
@@ -426,6 +430,41 @@ def diff_table(changes: list[DiffChange], note: str | None = None) -> Content:
 
 def _diff(capture: Any, commit: Any) -> list[DiffChange]:
     return diff(capture, commit)
+
+
+def cache_lines(turn: Turn, prices: PriceTable) -> list[Content]:
+    """The prompt cache of one call: what a warm cache would have read back against what it read, the gap
+    against the lifetime of what was cached, the excess and its cause and dollars, where the prompts parted."""
+    ev = turn.cache if isinstance(turn.cache, dict) else None
+    if ev is None or not ev.get("rule"):
+        return []
+    expected, read = ev.get("expected_read"), ev.get("cache_read")
+    out = [Content.assemble(("cache      ", "bold"), f"expected read {count(expected)} · read {count(read)} · "
+                            f"write {count(ev.get('cache_write'))}")]  # fmt: skip
+    gap, ttl = ev.get("gap_ms"), ev.get("ttl_ms")
+    if isinstance(gap, int):
+        lifetime = f" of a {lifetime_name(ttl)} lifetime" if isinstance(ttl, int) else " (no published lifetime)"
+        over = isinstance(ttl, int) and gap >= ttl
+        out.append(Content.assemble(("gap        ", "bold"), (gap_text(gap), "$warning" if over else ""), lifetime))
+    waste = call_waste(turn, prices)
+    excess = ev.get("excess") or 0
+    if excess and waste is not None:
+        money = f" · ${waste.excess_usd:,.4f} beyond cache hits" if waste.excess_usd is not None else " · no price"
+        cause = shown(turn.reason or "?", 40)
+        out.append(Content.assemble(("excess     ", "bold"), (f"{count(excess)} tokens", "$error bold"), money,
+                                    " · ", (cause, "$error"), (f" ({cause_text(cause)})", MUTED)))  # fmt: skip
+    elif expected is not None:
+        out.append(Content.assemble(("excess     ", "bold"), ("0: nothing a warm cache would have read was "
+                                                              "processed again", MUTED)))  # fmt: skip
+    new = ev.get("new_input")
+    if isinstance(new, list) and new:
+        out.append(Content.assemble(("after      ", "bold"), shown(", ".join(map(str, new)), 200)))
+    changed = ev.get("changed_at")
+    if isinstance(changed, dict) and changed.get("where"):
+        out.append(Content.assemble(("parted     ", "bold"), shown(str(changed["where"]), 400)))
+    if ev.get("resumed_from"):
+        out.append(Content.assemble(("resumed    ", "bold"), shown(str(ev["resumed_from"]), 80)))
+    return out
 
 
 def _decision_line(label: str, kind: str, reason: str, n: int | None, note: str = "",

@@ -24,6 +24,17 @@ parent messages with the same `message.id` under another `requestId`. So, per ca
   directive ledger finds (`<system-reminder>` and any other tag), cumulative since the last compaction,
   because the Messages API re-sends all of them on every call.
 
+Copies across sessions: a resumed (or forked) session file starts with copies of another session's lines,
+same uuids, message ids and requestIds under its own sessionId. Each session keeps its whole chain as turns
+(so each judges its calls against the right previous call, whichever file was read first), and which of them
+made a shared call is settled when a surface reads (`settle`): the session that went on with calls of its own
+after the shared ones copied them (a plain resume: the original ends where the copy begins); when both went
+on (a fork), the one whose own calls started later; when neither, the one read later. The copier's copies
+get `Turn.copied_from` (they count once, in the session that made them) and its first own call is judged as
+the first call after a resume (`resume`, against its last copied call). For a prefix re-write the call's
+evidence also says where the prompts parted (`core.kernel.prefix`) and what the call added (`new_input`:
+the user messages since the previous call, e.g. `<task-notification>`).
+
 A file that restarts (a line at offset 0 of a file already read: truncated or replaced) is forgotten and
 re-read: its calls are removed first, so nothing is counted twice.
 """
@@ -43,6 +54,7 @@ from core.agents.claude_code.format import ClaudeLine, agent_progress
 from core.agents.shared.stateless import ContextCounter, claude_texts
 from core.kernel.cache_verdict import (
     COMPACTION,
+    RESUME,
     TTL_1H_MS,
     TTL_5M_MS,
     CacheVerdict,
@@ -55,6 +67,7 @@ from core.kernel.cache_verdict import (
 )
 from core.kernel.directives import DirectiveLedger, Seen
 from core.kernel.pipeline import RecordHandler
+from core.kernel.prefix import PromptHistory, PromptView
 from core.model import ABORTED, LoggedDecision, Turn
 
 if TYPE_CHECKING:
@@ -77,9 +90,14 @@ class _Thread:
     pending_meta: dict[str, Any] | None = None
     last_call_order: int = -1  # order of the first line of the latest call (a prompt older than it = rewind)
     context: ContextCounter = field(default_factory=ContextCounter)
+    #: the prompt sizes of its calls since it started or was compacted (where a re-written prefix parted)
+    history: PromptHistory = field(default_factory=PromptHistory)
+    last: _Call | None = None  # its latest call (put into `history` when the next one starts)
+    #: what the user side added since the latest call ("task-notification", "tool_result", "prompt", …)
+    new_input: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # (identity: `settle` keys calls by object)
 class _Call:
     """One API call: its turn, the figures it was judged on, and a running fingerprint of its blocks."""
 
@@ -97,6 +115,11 @@ class _Call:
     prompt_messages: int = 0
     new_messages: int = 0
     lines: int = 1
+    #: the thread's calls before this one: where a re-written prefix parted
+    history: PromptView | None = None
+    new_input: tuple[str, ...] = ()
+    #: the session whose copied calls precede this one (set by `ClaudeCalls.settle`)
+    resumed_from: str | None = None
 
 
 @dataclass(slots=True)
@@ -106,6 +129,15 @@ class _Seen:
     order: int
     thread: str
     path: str
+    session: str = ""
+
+
+@dataclass(slots=True)
+class _Shared:
+    """Calls (message ids) two sessions both hold: a resume or fork copied one session's calls into the other."""
+
+    keys: tuple[str, str]  # the two sessions, in the order their copies were read
+    msg_ids: set[str] = field(default_factory=set)
 
 
 class ClaudeCalls(RecordHandler):
@@ -115,9 +147,14 @@ class ClaudeCalls(RecordHandler):
 
     def __init__(self, agent: AgentRef, reread: Reread) -> None:
         super().__init__(agent, reread)
-        self.calls: dict[str, _Call] = {}
+        self.calls: dict[str, _Call] = {}  # message id -> the call, in the first session that held it
+        self.copies: dict[tuple[str, str], _Call] = {}  # (session key, message id) -> the call in another session
+        self.shared: dict[tuple[str, str], _Shared] = {}  # sorted session keys -> what they both hold
+        self.unsettled = False  # a call was copied, or a session holding copies grew, since the last `settle`
+        self.marked: list[_Call] = []  # the copies `settle` marked (`Turn.copied_from`)
+        self.resumed: list[_Call] = []  # the first own calls after copies `settle` judged as resumed
         self.threads: dict[tuple[str, str], _Thread] = {}
-        self.seen: dict[int, _Seen] = {}  # xxh3(uuid) -> where it was read
+        self.seen: dict[int, _Seen] = {}  # xxh3(session key, uuid) -> where it was read
         self.file_session: dict[str, tuple[str, str]] = {}  # file path -> (session key, session id)
         self.by_session_id: dict[str, str] = {}  # sessionId -> session key of its main transcript
         self.files: set[str] = set()
@@ -137,13 +174,13 @@ class ClaudeCalls(RecordHandler):
             if inner is None:
                 return
             record = inner
-        seen_key = _key(record.uuid) if record.uuid else None
-        if seen_key is not None and seen_key in self.seen:
-            return  # the same line again (a copied file): already counted
         session = self._session(state, record)
+        seen_key = _key(record.uuid, session.key) if record.uuid else None
+        if seen_key is not None and seen_key in self.seen:
+            return  # the same line again in this session (a progress copy, a file read twice): already counted
         thread = self._thread(session, record)
         if seen_key is not None:
-            self.seen[seen_key] = _Seen(self.order, thread.key, path)
+            self.seen[seen_key] = _Seen(self.order, thread.key, path, session.key)
         if record.type == "assistant":
             self._assistant(state, session, thread, record)
         elif record.type == "user":
@@ -183,7 +220,7 @@ class ClaudeCalls(RecordHandler):
         elif record.agent_id:
             name = f"agent:{record.agent_id}"
         else:  # older inline sidechains carry no agentId: a sidechain joins its parent's thread
-            parent = self.seen.get(_key(record.parent_uuid)) if record.parent_uuid else None
+            parent = self.seen.get(_key(record.parent_uuid, session.key)) if record.parent_uuid else None
             name = parent.thread if parent is not None and parent.thread != MAIN else f"sidechain:{record.uuid}"
         thread = self.threads.get((session.key, name))
         if thread is None:
@@ -195,11 +232,14 @@ class ClaudeCalls(RecordHandler):
         msg = record.message
         if msg is None:
             return
-        parent = self.seen.get(_key(record.parent_uuid)) if record.parent_uuid else None
+        parent = self.seen.get(_key(record.parent_uuid, session.key)) if record.parent_uuid else None
         if parent is not None and parent.thread == thread.key and parent.order < thread.last_call_order:
             thread.pending = ("fork", "rewind")  # a prompt grafted before the latest call: the user rewound
             thread.pending_meta = None
         content = msg.get("content")
+        what = input_kind(content)
+        if what is not None and what not in thread.new_input and len(thread.new_input) < MAX_NEW_INPUT:
+            thread.new_input.append(what)
         thread.context.add(
             content, list(claude_texts(content)), _ledger(session), record.uuid, Seen(record.timestamp, record.uuid)
         )
@@ -215,6 +255,8 @@ class ClaudeCalls(RecordHandler):
             "at": record.timestamp,
         }
         thread.context.reset()
+        thread.history.reset()
+        thread.last = None
 
     def _assistant(self, state: Store, session: Session, thread: _Thread, record: ClaudeLine) -> None:
         msg = record.message or {}
@@ -229,6 +271,22 @@ class ClaudeCalls(RecordHandler):
         usage = usage_of(msg, record.ts_ms)
         content = msg.get("content")
         call = self.calls.get(msg_id)
+        if call is not None and call.session_key != session.key:
+            # another session holds this message: a copy (resume or fork) when it is the same request
+            if call.request_id is not None and request_id is not None and call.request_id != request_id:
+                _facts(session).replayed_copies += 1
+                return
+            self._shared(call.session_key, session.key).msg_ids.add(msg_id)
+            self.unsettled = True
+            call = self.copies.get((session.key, msg_id))
+            if call is None:
+                self._new_call(session, thread, record, msg_id, request_id, usage, copy=True)
+                call = self.copies[(session.key, msg_id)]
+            else:
+                self._more_of(call, msg, usage)
+            _hash_blocks(call, content)
+            thread.context.grow(content)
+            return
         if call is None:
             self._new_call(session, thread, record, msg_id, request_id, usage)
         elif (call.request_id is not None and request_id is not None and request_id != call.request_id) or (
@@ -252,6 +310,8 @@ class ClaudeCalls(RecordHandler):
         msg_id: str,
         request_id: str | None,
         usage: CallUsage | None,
+        *,
+        copy: bool = False,
     ) -> None:
         msg = record.message or {}
         current = usage or CallUsage(0, 0, 0, record.ts_ms)
@@ -289,7 +349,21 @@ class ClaudeCalls(RecordHandler):
             prompt_messages,
             new_messages,
         )
-        self.calls[msg_id] = call
+        last = thread.last
+        if last is not None and not last.usage.empty:
+            # the previous call's figures are final now (its lines came before this one's): place it in history
+            thread.history.record(last.msg_id, last.turn.ts, last.usage.prompt, last.usage.cache_read,
+                                  last.prompt_messages)  # fmt: skip
+        call.history = thread.history.view()
+        call.new_input = tuple(thread.new_input)
+        thread.new_input = []
+        thread.last = call
+        if copy:
+            self.copies[(session.key, msg_id)] = call
+        else:
+            self.calls[msg_id] = call
+        if session.key in self._sharing:
+            self.unsettled = True  # a session holding copies got a call of its own: who copied may change
         _judge(call)
         session.turns.insert(turn.index, turn)  # time order: sub-agent calls interleave with the parent's
         for index in range(turn.index + 1, len(session.turns)):
@@ -314,6 +388,7 @@ class ClaudeCalls(RecordHandler):
         kept = call.usage
         kept.input, kept.cache_read, kept.cache_write = usage.input, usage.cache_read, usage.cache_write
         kept.output, kept.ttl_ms = usage.output, usage.ttl_ms
+        kept.write_5m, kept.write_1h = usage.write_5m, usage.write_1h
         _judge(call)
         if was_empty and not call.usage.empty and call.thread.previous is call.previous:
             call.thread.previous = call.usage
@@ -321,10 +396,10 @@ class ClaudeCalls(RecordHandler):
     # ------------------------------------------------------------------ restarts
     def _forget_file(self, state: Store, path: str) -> None:
         """A file restarted (truncated/replaced): remove what it contributed; its lines come again."""
-        gone = [key for key, call in self.calls.items() if call.path == path]
+        gone: list[_Call] = [self.calls.pop(k) for k in [k for k, c in self.calls.items() if c.path == path]]
+        gone += [self.copies.pop(k) for k in [k for k, c in self.copies.items() if c.path == path]]
         touched: set[str] = set()
-        for key in gone:
-            call = self.calls.pop(key)
+        for call in gone:
             session = state.sessions.get(call.session_key)
             if session is not None and call.turn in session.turns:
                 session.turns.remove(call.turn)
@@ -334,8 +409,134 @@ class ClaudeCalls(RecordHandler):
                 turn.index = index
         self.seen = {k: v for k, v in self.seen.items() if v.path != path}
         self.threads = {k: t for k, t in self.threads.items() if t.path != path}
-        self.file_session.pop(path, None)
+        known = self.file_session.pop(path, None)
         self.files.discard(path)
+        if known is not None:
+            for pair in [pair for pair in self.shared if known[0] in pair]:
+                del self.shared[pair]  # its copies are read again, and shared again
+            self.unsettled = True
+
+    # ------------------------------------------------------------------ copies across sessions
+    @property
+    def _sharing(self) -> set[str]:
+        return {key for pair in self.shared for key in pair}
+
+    def _shared(self, first: str, second: str) -> _Shared:
+        pair = (first, second) if first <= second else (second, first)
+        found = self.shared.get(pair)
+        if found is None:
+            found = self.shared[pair] = _Shared((first, second))
+        return found
+
+    def settle(self, store: Store) -> None:
+        """Decide which session made each call two sessions hold (see the module docstring): the copier's copies
+        get `copied_from`, its first own call is judged as the first after a resume. Runs when a surface is about
+        to read and something changed since the last time."""
+        if not self.unsettled:
+            return
+        self.unsettled = False
+        for call in self.marked:
+            call.turn.copied_from = None
+        self.marked = []
+        copiers: dict[str, set[str]] = {}  # message id -> sessions that copied it
+        for shared in self.shared.values():
+            copier = self._copier(store, shared)
+            for msg_id in shared.msg_ids:
+                copiers.setdefault(msg_id, set()).add(copier)
+        for msg_id, copied_by in copiers.items():
+            first = self.calls.get(msg_id)
+            holders = ([first] if first is not None else []) + [
+                c for key in sorted(self._sharing) if (c := self.copies.get((key, msg_id))) is not None
+            ]
+            owner = next((c for c in holders if c.session_key not in copied_by), holders[0] if holders else None)
+            origin = store.sessions.get(owner.session_key) if owner is not None else None
+            for call in holders:
+                if call is not owner and origin is not None:
+                    call.turn.copied_from = origin.session_id
+                    self.marked.append(call)
+        targets = self._first_own_calls(store, {c.session_key for c in self.marked})
+        for call in [*self.resumed, *targets]:
+            source = targets.get(call)
+            if call.resumed_from != source:
+                call.resumed_from = source
+                _judge(call)
+        self.resumed = list(targets)
+        store.version += 1
+
+    def _first_own_calls(self, store: Store, copiers: set[str]) -> dict[_Call, str]:
+        """Per session holding copies: its first main-thread call of its own after them, and the session the
+        copies before it came from."""
+        calls = {id(c.turn): c for c in (*self.calls.values(), *self.copies.values()) if c.session_key in copiers}
+        out: dict[_Call, str] = {}
+        for key in copiers:
+            session = store.sessions.get(key)
+            origin: str | None = None
+            for turn in session.turns if session is not None else ():
+                if turn.thread != MAIN:
+                    continue
+                if turn.copied_from is not None:
+                    origin = turn.copied_from
+                    continue
+                call = calls.get(id(turn))
+                if origin is not None and call is not None:
+                    out[call] = origin
+                    break
+        return out
+
+    def _copier(self, store: Store, shared: _Shared) -> str:
+        """Which of two sessions holding the same calls copied them: the one that went on with calls of its own
+        after the shared ones; both did (a fork): the one whose own calls started later; neither: the one whose
+        copies were read later."""
+        first, second = shared.keys
+        after_first = self._own_after(store, first, shared.msg_ids)
+        after_second = self._own_after(store, second, shared.msg_ids)
+        if after_first is None:
+            return second
+        if after_second is None:
+            return first
+        return first if after_first > after_second else second
+
+    @staticmethod
+    def _own_after(store: Store, key: str, shared: set[str]) -> int | None:
+        """When the first call of `key` after its last shared call started (None: it has none)."""
+        session = store.sessions.get(key)
+        if session is None:
+            return None
+        turns = session.turns
+        last = max((i for i, t in enumerate(turns) if t.entry_id in shared), default=-1)
+        for turn in turns[last + 1 :]:
+            if turn.entry_id not in shared:
+                return turn.ts_ms or 0
+        return None
+
+
+MAX_NEW_INPUT = 4
+"""What the user side added before a call, named at most this many ways (tool results, a prompt, a tag)."""
+
+
+def input_kind(content: Any) -> str | None:
+    """What a user message added, in a word: the tag it opens with (`task-notification`, `system-reminder`,
+    `command-name`), `tool_result`, `image`, or `prompt` for plain text."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list):
+        return None
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_result":
+            return "tool_result"
+        if kind == "image":
+            return "image"
+        text = block.get("text")
+        if kind == "text" and isinstance(text, str) and text.strip():
+            head = text.lstrip()
+            if head.startswith("<"):
+                end = next((i for i, ch in enumerate(head[1:65], 1) if not (ch.isalnum() or ch in "-_:")), 0)
+                if end > 1 and head[end] in "> \n":
+                    return "<" + head[1:end] + ">"
+            return "prompt"
+    return None
 
 
 def _judge(call: _Call) -> None:
@@ -353,8 +554,14 @@ def _judge(call: _Call) -> None:
         verdict = structural(*call.pending, usage, call.previous)
         source = "transcript"
     else:
-        verdict = judge(usage, call.previous)
+        verdict = judge(usage, call.previous, resumed_from=call.resumed_from)
         source = "cache"
+    if verdict.reason in ("prefix_rewritten", "cache_miss", RESUME, "rewind") and call.history is not None:
+        changed = call.history.locate(usage.cache_read)
+        if changed is not None:
+            verdict.evidence["changed_at"] = changed
+    if call.new_input and verdict.kind != "delta":
+        verdict.evidence["new_input"] = list(call.new_input)
     count = call.new_messages if verdict.kind == "delta" else call.prompt_messages
     logged: LoggedDecision = decision(verdict, count, source=source)
     logged.ts_ms = turn.ts_ms
@@ -376,17 +583,20 @@ verdicts read as the rule words them)."""
 
 
 def usage_of(msg: dict[str, Any], ts_ms: int | None) -> CallUsage | None:
-    """Claude Code's `message.usage` as call figures; the cache lifetime from its 1-hour write share."""
+    """Claude Code's `message.usage` as call figures; the lifetimes of its write from `usage.cache_creation`
+    (its 5-minute and 1-hour parts; `ttl_ms` the larger part's, for a reader that wants one)."""
     usage = msg.get("usage")
     if not isinstance(usage, dict):
         return None
     creation = usage.get("cache_creation")
-    ttl = None
+    ttl = one_hour = five_min = None
     if isinstance(creation, dict):
         one_hour = _num(creation.get("ephemeral_1h_input_tokens"))
         five_min = _num(creation.get("ephemeral_5m_input_tokens"))
         if one_hour or five_min:
             ttl = TTL_1H_MS if one_hour >= five_min else TTL_5M_MS
+        else:
+            one_hour = five_min = None
     return CallUsage(
         input=_num(usage.get("input_tokens")),
         cache_read=_num(usage.get("cache_read_input_tokens")),
@@ -394,6 +604,8 @@ def usage_of(msg: dict[str, Any], ts_ms: int | None) -> CallUsage | None:
         ts_ms=ts_ms,
         ttl_ms=ttl,
         output=_num(usage.get("output_tokens")),
+        write_5m=five_min,
+        write_1h=one_hour,
     )
 
 
@@ -442,9 +654,10 @@ def _position(turns: list[Turn], ts_ms: int | None) -> int:
     return bisect.bisect_right(turns, ts_ms, key=lambda turn: turn.ts_ms or 0)
 
 
-def _key(uuid: str) -> int:
-    """A line uuid as a 64-bit int: the seen-lines index costs a few bytes per line, not a string."""
-    return xxhash.xxh3_64_intdigest(uuid.encode("utf-8", "surrogatepass"))
+def _key(uuid: str, session: str) -> int:
+    """A line uuid within a session as a 64-bit int: the seen-lines index costs a few bytes per line, not a
+    string. Per session, because a resumed session's file holds the lines of the session it copied."""
+    return xxhash.xxh3_64_intdigest(f"{session}\0{uuid}".encode("utf-8", "surrogatepass"))
 
 
 def _ledger(session: Session) -> DirectiveLedger | None:

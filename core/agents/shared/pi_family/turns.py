@@ -30,6 +30,7 @@ from core.agents.shared.pi_family.context import ProviderContext
 from core.agents.shared.pi_family.payload import PiPayload, ledger_of
 from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, WhyTexts, decision, judge, structural, why
 from core.kernel.pipeline import SessionAnalyzer
+from core.kernel.prefix import PromptHistory
 from core.model import ABORTED, LoggedDecision, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 
@@ -66,6 +67,7 @@ class PiTurns(SessionAnalyzer):
         self.pending: tuple[str, str] | None = None  # a structural verdict waiting for the next new call
         self.judged: set[int] = set()  # turn indices already decided (a branch replay re-delivers them)
         self.payload = PiPayload(reread)
+        self.history = PromptHistory()  # prompt sizes since the context was last replaced: where a rewrite parted
 
     def on_entry(self, session: Session, entry: TranscriptEntry, turn: Turn | None) -> None:
         context = session.analyzer(ProviderContext)
@@ -77,6 +79,7 @@ class PiTurns(SessionAnalyzer):
             self.payload.entry(entry, context, ledger_of(session) if pi else None)
         if entry.type == "compaction":
             self.pending = (COMPACTION, "compaction_entry")
+            self.history.reset()
         if turn is None or replay:
             return
         self.judged.add(turn.index)
@@ -106,6 +109,13 @@ class PiTurns(SessionAnalyzer):
         if judged:
             structural_pending = self.pending is not None
             verdict = self._verdict(current)
+            if verdict.reason in ("prefix_rewritten", "cache_miss"):
+                changed = self.history.view().locate(current.cache_read)
+                if changed is not None:
+                    verdict.evidence["changed_at"] = changed
+            cost = agent_cost(msg)
+            if cost is not None:
+                verdict.evidence["agent_cost_usd"] = cost
             count = new_messages if verdict.kind == "delta" else prompt_messages
             turn.logged = decision(verdict, count, source="transcript" if structural_pending else "cache")
             turn.logged.ts_ms = turn.ts_ms
@@ -113,6 +123,8 @@ class PiTurns(SessionAnalyzer):
             turn.why = why(verdict, WHY)
         self.pending = None
         self.previous = current
+        self.history.record(turn.entry_id or f"#{turn.index}", turn.ts, current.prompt, current.cache_read,
+                            prompt_messages)  # fmt: skip
 
     def park(self, session: Session) -> None:
         """The session is done (`State.park`): the running context counts and the judged set only serve the
@@ -123,6 +135,7 @@ class PiTurns(SessionAnalyzer):
     def on_branch(self, session: Session, keep: int) -> None:
         self.pending = ("fork", "branch")
         self.payload.stale = True
+        self.history.reset()
 
     def _verdict(self, current: CallUsage) -> CacheVerdict:
         if self.pending is not None:
@@ -147,6 +160,17 @@ def aborted(msg: dict[str, object], ts_ms: int | None) -> LoggedDecision:
     stop = msg.get("stopReason")
     reason = _ABORT_REASONS.get(stop, "no_usage") if isinstance(stop, str) else "no_usage"
     return LoggedDecision(ABORTED, reason, None, ts_ms=ts_ms, source="transcript")
+
+
+def agent_cost(msg: dict[str, object]) -> float | None:
+    """What pi itself says the call cost (`usage.cost.total`, USD, from its own model registry's prices): the
+    actual spend where the agent writes it (schema: waste.cost_usd.actual)."""
+    usage = msg.get("usage")
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    total = cost.get("total") if isinstance(cost, dict) else None
+    if isinstance(total, int | float) and not isinstance(total, bool) and total >= 0:
+        return float(total)
+    return None
 
 
 def _copied_from(session: Session, entry: TranscriptEntry) -> str | None:
