@@ -116,13 +116,13 @@ def _rates(rows: list[Row], indices: list[int], counted: _Prefix, wall_ms: int, 
     if unit == "calls":
         # every call kind in display order; a re-send share of the calls that reported usage (aborted left out)
         ordered = kinds_of(kinds)
-        share = resend_share(kinds)
+        share = resend_share(kinds, digits=None)  # formatted once, from the exact ratio
         judged = events - kinds.get(ABORTED, 0)
     else:
         ordered = {kind: kinds.get(kind, 0) for kind in KINDS}
         for kind, n in kinds.items():
             ordered.setdefault(kind, n)
-        share = round(sum(kinds[k] for k in RESEND_KINDS) / events, 4) if events else None
+        share = sum(kinds[k] for k in RESEND_KINDS) / events if events else None
         judged = events
     minutes = RATE_WINDOW_MS / 60_000
     return Rates(

@@ -264,7 +264,7 @@ class SessionSummary:
     def resend_share(self) -> float | None:
         """Share of this session's calls that re-sent history (fork, flatten, re-send) among the calls that
         reported usage (pi ffae836b showed 0 % beside 10 re-sends: only fork and flatten counted)."""
-        return resend_share(self.by_kind)
+        return resend_share(self.by_kind, digits=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -787,7 +787,7 @@ class SnapshotBuilder:
             events=stats.events,
             kinds=stats.kinds(),
             per_minute=stats.rates_per_minute(window_end),
-            resend_share=stats.resend_share(),
+            resend_share=stats.resend_share(digits=None),
             run=replace(stats.run) if stats.run is not None else None,
             peak=replace(stats.peak) if stats.peak is not None else None,
             window_end_ms=window_end,

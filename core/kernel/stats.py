@@ -315,10 +315,12 @@ class LogStats:
             out.setdefault(kind, n)
         return out
 
-    def resend_share(self) -> float | None:
+    def resend_share(self, digits: int | None = 4) -> float | None:
+        """(fork + flatten) / log lines, to `digits` decimals (the report's 4), exact with None (a screen's)."""
         if not self.events:
             return None
-        return round(sum(self.by_kind[k] for k in RESEND_KINDS) / self.events, 4)
+        share = sum(self.by_kind[k] for k in RESEND_KINDS) / self.events
+        return share if digits is None else round(share, digits)
 
     def rates_per_minute(self, now_ms: int) -> dict[str, float]:
         """Per-minute rate of each kind over the 10 minutes ending at `now_ms` (the newest `RECENT_ROWS` dated
