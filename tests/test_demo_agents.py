@@ -6,7 +6,8 @@ read and wrote on each call, and why) and against the real files' shapes:
 - the generators import nothing of the analysis (they are the oracle the analysis is checked against), and the
   same seed writes the same bytes;
 - the demo parses with 0 problems for every agent, and a report of the same files gives every session's calls,
-  tokens, kinds, reasons and excess exactly as the generators made them;
+  tokens, kinds, reasons, excess and (pi) cost exactly as the generators made them, and the first screen shows
+  the waste figure in tokens and dollars with its four causes;
 - each agent's files have the real files' shapes (Claude Code's streamed lines per call, sub-agents and
   `agent_progress`, the compaction and the resumed copy; pi's v3 tree; Codex's repeated `token_count`);
 - the writer's accelerated clock: what a reader finds at 2, 5 and 10 seconds (driven without sleeping), and
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -111,6 +113,9 @@ def test_the_report_gives_every_call_as_the_generators_made_it(demo: tuple[Path,
                 cache = turn.get("cache") or {}
                 assert cache.get("expected_read") == call.expected_read, where
                 assert cache.get("excess", 0) == call.excess, where
+                if call.cost_usd is not None:  # pi writes its own cost: the actual spend is the agent's
+                    assert turn["cost_usd"]["source"] == "agent", where
+                    assert turn["cost_usd"]["actual"] == pytest.approx(call.cost_usd, abs=5e-7), where
                 checked += 1
     assert skipped <= 1 and checked + skipped == sum(
         len(s.calls) for p in agent_plans if p.agent != "senpi" for s in p.sessions
@@ -261,6 +266,11 @@ async def test_the_first_screen_at_ten_seconds(tmp_path: Path) -> None:
                 assert session.session_id[:8] in text, plan.agent
         assert "re-send" in text
         assert f"{demo.path} (senpi/ claude/ pi/ codex/)" in text
+        waste = re.search(r"Waste · \$(\d+\.\d\d) of \$\d+\.\d\d.*?all ([\d,]+) tok in (\d+) calls", text, re.S)
+        assert waste is not None, "no waste figure on the first screen"
+        assert float(waste[1]) > 0 and int(waste[2].replace(",", "")) > 0 and int(waste[3]) >= 6
+        for cause in ("expired", "rewritten", "missed", "resumed"):
+            assert re.search(rf"│ {cause} +[\d,]+ +\d+% +\$\d", text), cause
         await pilot.press("home", "r", "enter")
         screen = app.screen
         assert isinstance(screen, DetailScreen)

@@ -54,6 +54,7 @@ from core.report.redact import shown
 from tui.clipboard import choices, diff_text, fingerprints_text, inert, json_text, summary_text
 from tui.config import Config, save_theme
 from tui.filters import RowFilter, parse
+from tui.fmt import short_bytes
 from tui.messages import ExportDone, SnapshotReady
 from tui.panes import PANES, Pane, in_slot, zoomable
 from tui.scope import CallRates
@@ -81,7 +82,7 @@ from tui.widgets.rowlist import RowList
 from tui.widgets.sessions import SessionList
 from tui.widgets.status import StatusLine, StatusState
 from tui.widgets.turn_table import TurnTable
-from tui.widgets.waste import WastePane
+from tui.widgets.waste import WastePane, usd
 
 if TYPE_CHECKING:
     from core.kernel.pricing import PriceTable
@@ -447,8 +448,18 @@ class ContinuityApp(App[None]):
             filter_text=self.row_filter.describe(),
             search_text=self.search.text if self.search is not None else "",
             matches=table.matches if self.search is not None else 0,
+            waste=self._waste_line(),
         )
         self.main.query_one(StatusLine).show(self.snapshot.status, state)
+
+    def _waste_line(self) -> str:
+        """The waste figure for the status line, only where the Waste pane is hidden (too narrow) and calls have
+        cache figures: '$0.49 · 109K tok wasted'."""
+        waste = self.snapshot.waste
+        if waste is None or waste.stats.calls <= 0 or not self.main.has_class("-tight"):
+            return ""
+        stats = waste.stats
+        return f"waste {usd(stats.excess_cost)} of {usd(stats.actual)} · {short_bytes(stats.excess)} tok"
 
     def _update_graph(self) -> None:
         """The graph shows the turns around the table's cursor (the newest ones while following)."""

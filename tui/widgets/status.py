@@ -28,6 +28,9 @@ class StatusState:
     filter_text: str = ""
     search_text: str = ""
     matches: int = 0
+    #: the prompt-cache waste ("waste $0.49 · 109K tok") where the Waste pane is hidden (below 100 columns: the
+    #: first screen at 80x24 still says what re-writing cache cost)
+    waste: str = ""
 
 
 class StatusLine(Static):
@@ -99,6 +102,9 @@ class StatusLine(Static):
             parts.append((" (p)", MUTED))
         turns = f"{count(state.shown)}/{count(state.rows)}" if state.filter_text else count(state.rows)
         parts.append(f" · {turns} turns")
+        if state.waste:
+            parts.append(" · ")
+            parts.append((state.waste, "$warning bold"))
         if state.filter_text:
             parts.append(" · filter " if not compact else " /")
             parts.append((shown(state.filter_text, 80), "$accent"))
