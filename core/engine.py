@@ -38,7 +38,7 @@ RESET_NOTICES = frozenset({"truncated", "replaced", "recreated", "deleted"})
 #: notices after which a file is read again from its first byte (`Engine.source_resets` counts them)
 RESTART_NOTICES = frozenset({"truncated", "replaced", "recreated"})
 READ_CHUNK = 16 * 1024 * 1024
-"""Bytes per poll of a drain (see `drain`; `core.index.order` replays the same polls). The lines of one chunk
+"""Bytes per poll of a drain (see `drain`; `core.sources.order` replays the same polls). The lines of one chunk
 are alive together while they are applied: 64 MB put a 1 GB report's peak RSS at ~410 MB, 16 MB at ~340 MB."""
 PARK_CHECK_S = 30.0
 """A live engine looks for sessions to park (`park_idle`) at most this often."""

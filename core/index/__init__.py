@@ -30,7 +30,7 @@ again. Nothing is ever rewritten whole.
 **Exact.** A resumed run reads in another order than a cold one (what is stored is not read), so whatever
 depends on that order is settled after the drain (`Index.settle`): sessions are put in the order a cold read
 creates them, logged decisions are paired with calls as a cold drain pairs them (`cold_pairs`), and when log
-lines that name a session would credit it differently than in a cold read (`core.index.order`), the run reads
+lines that name a session would credit it differently than in a cold read (`core.sources.order`), the run reads
 everything cold. `tests/index/` compares resumed and cold reports over random histories.
 
 **Safe.** See `core.index.store` (ownership, modes, FIFOs, locking, busy stores) and `core.index.codec` (typed

@@ -21,10 +21,10 @@ from core.index import FILE_NAME, cache_dir
 from core.index.codec import Corrupt, NotKept, check_strings
 from core.index.files import StoredStream, drop_stream, read_problems, read_streams, revive, write_stream
 from core.index.logs import LoadedLog, LogWriter, read_log
-from core.index.order import BEFORE, DrainOrder
 from core.index.sessions import StoredSession, freeze, thaw
 from core.index.store import Busy, Refused, Store, open_store, prepare_dir
 from core.model import Problem, Where
+from core.sources.order import BEFORE, DrainOrder
 from core.state import MAX_PROBLEMS, LogState, SessionState
 from core.state.attribution import cold_pairs
 

@@ -198,6 +198,16 @@ class _Table:
         self._extend("offset", offset)
         self._extend("length", length)
 
+    def _place(self, row: int, session_id: str | None, where: Where, ts: str, ts_ms: int | None) -> None:
+        """One line's session, where and time text (kept when not canonical): how each table's `append_line` ends."""
+        self._extend("session", (NO_SESSION if session_id is None else self.sessions.code(session_id),))
+        self._fill("file", self.files.code(where.path), 1)
+        self._extend("line", (where.line,))
+        self._extend("offset", (where.offset,))
+        self._extend("length", (where.length,))
+        if not canonical(ts, ts_ms):
+            self.texts[row] = ts
+
     def where(self, row: int) -> Where:
         return Where(self.files.values[self.file[row]], self.line[row], self.offset[row], self.length[row])
 
@@ -309,14 +319,7 @@ class ContinuityRows(_Table):
         self._fill("kind", self.kinds.code(line.kind), 1)
         self._fill("reason", self.reasons.code(line.reason), 1)
         self._extend("count", (count_cell(line.count, row, self.big_counts),))
-        self._extend("session", (NO_SESSION if line.session_id is None else self.sessions.code(line.session_id),))
-        where = line.where
-        self._fill("file", self.files.code(where.path), 1)
-        self._extend("line", (where.line,))
-        self._extend("offset", (where.offset,))
-        self._extend("length", (where.length,))
-        if not canonical(line.ts, line.ts_ms):
-            self.texts[row] = line.ts
+        self._place(row, line.session_id, line.where, line.ts, line.ts_ms)
         return row
 
     def append_block(self, block: LogBlock) -> int:
@@ -396,14 +399,7 @@ class CloseRows(_Table):
         row = len(self.ts)
         self._extend("ts", (NO_TIME if line.ts_ms is None else line.ts_ms,))
         self._fill("reason", self.reasons.code(line.reason), 1)
-        self._extend("session", (NO_SESSION if line.session_id is None else self.sessions.code(line.session_id),))
-        where = line.where
-        self._fill("file", self.files.code(where.path), 1)
-        self._extend("line", (where.line,))
-        self._extend("offset", (where.offset,))
-        self._extend("length", (where.length,))
-        if not canonical(line.ts, line.ts_ms):
-            self.texts[row] = line.ts
+        self._place(row, line.session_id, line.where, line.ts, line.ts_ms)
         return row
 
     def append_block(self, block: LogBlock) -> int:

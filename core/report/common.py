@@ -267,6 +267,27 @@ def copies(turn: dict[str, Any]) -> list[tuple[str, int, int | None]] | None:
     return out
 
 
+def copies_text(turn: dict[str, Any], quote: Callable[[str], str]) -> str:
+    """`ultrawork-mode ×1 (70 serialized)`: the copies sent per tag, and as serialized where the agent's dedupe
+    changed them; `quote` renders a tag for the output (Markdown code span, HTML `<code>`)."""
+    found = copies(turn)
+    if found is None:
+        return "–"
+    return (
+        ", ".join(
+            f"{quote(tag)} ×{sent}" + (f" ({serialized:,} serialized)" if serialized is not None else "")
+            for tag, sent, serialized in found
+        )
+        or "none"
+    )
+
+
+def share_sent(turn: dict[str, Any]) -> float | None:
+    """The directives' share of what the call sent (`turn_composition`), None when it is not known."""
+    comp = turn_composition(turn)
+    return comp.share_sent if comp is not None else None
+
+
 def value_text(value: Any) -> str:
     """One side of a field diff as compact JSON, inert and bounded."""
     try:

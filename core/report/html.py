@@ -18,7 +18,7 @@ from core.model import CALL_KINDS
 from core.report.common import (
     agreement,
     call_figures,
-    copies,
+    copies_text,
     decision_text,
     diff_total,
     disagreements,
@@ -32,8 +32,8 @@ from core.report.common import (
     profile_of,
     prompt_tokens,
     same_call,
+    share_sent,
     tag_rows,
-    turn_composition,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -802,8 +802,8 @@ def _turns(report: dict[str, Any]) -> str:
                 e(t.get("ts")),
                 swatch(turn_kind(t)) + (" <b>rewritten</b>" if rewritten else ""),
                 n(turn_payload(t)),
-                _copies(t),
-                pct(_share_sent(t)),
+                copies_text(t, lambda tag: f"<code>{e(tag)}</code>"),
+                pct(share_sent(t)),
             ]
         )
     headers = ["session", "turn", "time", "kind", "bytes sent", "copies per tag", "share of bytes sent"]
@@ -815,25 +815,6 @@ def _turns(report: dict[str, Any]) -> str:
         + more(len(rows), len(turns), "turns")
         + "</details></section>\n"
     )
-
-
-def _copies(turn: dict[str, Any]) -> str:
-    """The copies sent per tag, and as serialized where the agent's dedupe changed them."""
-    found = copies(turn)
-    if found is None:
-        return "–"
-    return (
-        ", ".join(
-            f"<code>{e(tag)}</code> ×{sent}" + (f" ({serialized:,} serialized)" if serialized is not None else "")
-            for tag, sent, serialized in found
-        )
-        or "none"
-    )
-
-
-def _share_sent(turn: dict[str, Any]) -> float | None:
-    comp = turn_composition(turn)
-    return comp.share_sent if comp is not None else None
 
 
 def _problems(report: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from core.report.common import (
     Payload,
     agreement,
     call_figures,
-    copies,
+    copies_text,
     decision_text,
     diff_total,
     disagreements,
@@ -41,8 +41,8 @@ from core.report.common import (
     profile_of,
     prompt_tokens,
     same_call,
+    share_sent,
     tag_rows,
-    turn_composition,
     turn_kind,
     turn_payload,
     turn_reason,
@@ -139,25 +139,6 @@ def more(shown: int, total: int, what: str) -> list[str]:
     if total <= shown:
         return []
     return [f"_… and {total - shown:,} more {what} in the JSON and HTML reports._", ""]
-
-
-def copies_per_tag(turn: dict[str, Any]) -> str:
-    """`ultrawork-mode ×1 (70 serialized)`: the copies sent, and as serialized where the dedupe changed them."""
-    found = copies(turn)
-    if found is None:
-        return "–"
-    return (
-        ", ".join(
-            f"{code(tag)} ×{sent}" + (f" ({serialized:,} serialized)" if serialized is not None else "")
-            for tag, sent, serialized in found
-        )
-        or "none"
-    )
-
-
-def _share_sent(turn: dict[str, Any]) -> float | None:
-    comp = turn_composition(turn)
-    return comp.share_sent if comp is not None else None
 
 
 def diff_lines(commit: dict[str, Any]) -> list[str]:
@@ -791,8 +772,8 @@ def _turns(report: dict[str, Any], facts: Facts, caps: Caps) -> list[str]:
                     when(turn.get("ts")),
                     (code(kind) if kind else "–") + (" (rewritten)" if rewritten else ""),
                     num(turn_payload(turn)),
-                    copies_per_tag(turn),
-                    pct(_share_sent(turn)),
+                    copies_text(turn, code),
+                    pct(share_sent(turn)),
                 ]
             )
         shown_turns += len(rows)

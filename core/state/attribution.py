@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from core.model import Turn, Where
+from core.sources.order import DrainOrder
 
 if TYPE_CHECKING:
     from core.state import LogState, State
@@ -228,52 +229,17 @@ def _key(kind: str, reason: str, count: int | None) -> tuple[str, str, int | Non
 def cold_pairs(state: State, layout: list[tuple[str, list[tuple[str, int]]]], chunk: int) -> dict[tuple[str, int], int]:
     """(session key, turn index) -> log line index, as a cold `read_all(chunk)` of the same files pairs them.
 
-    Replays two things in plain data: the order a cold drain delivers lines in (`Sources` round-robin over the
-    streams in discovery order, each poll `chunk` bytes, a stream cut by the budget resumed after the others)
+    Replays two things in plain data: the order a cold drain delivers lines in (`DrainOrder`: `Sources`
+    round-robin over the streams in discovery order, each poll `chunk` bytes, a stream cut by the budget resumed
+    after the others)
     and the greedy pairing of `State` (a line takes the nearest waiting turn, a turn the nearest waiting line,
     (gap, arrival) breaking ties; a line naming a session only pairs with that session's turns).
     `tests/test_index.py` checks it against real cold drains at several chunk sizes.
     """
-    base: dict[str, tuple[str, int]] = {}  # path -> (logical, bytes of the older generations before it)
-    sizes: dict[str, int] = {}
-    for logical, gens in layout:
-        offset = 0
-        for path, size in gens:
-            base[path] = (logical, offset)
-            offset += size
-        sizes[logical] = offset
-    # when a cold drain reads each stream's bytes: (poll, visit, first byte, end byte) per stretch
-    order = [logical for logical, _ in layout]
-    stretches: dict[str, list[tuple[int, int, int, int]]] = {logical: [] for logical in order}
-    pos = dict.fromkeys(order, 0)
-    rr, poll = 0, 0
-    while any(pos[lg] < sizes[lg] for lg in order):
-        budget, visit = chunk, 0
-        for i in range(len(order)):
-            idx = (rr + i) % len(order)
-            logical = order[idx]
-            if pos[logical] >= sizes[logical]:
-                continue
-            take = min(budget, sizes[logical] - pos[logical])
-            stretches[logical].append((poll, visit, pos[logical], pos[logical] + take))
-            visit += 1
-            pos[logical] += take
-            budget -= take
-            if pos[logical] < sizes[logical]:
-                rr = (idx + 1) % len(order) if take else idx
-                break
-        poll += 1
+    drain = DrainOrder(layout, chunk)  # when a cold drain delivers each line (a cold drain reads every byte)
 
     def arrival(where: Where) -> tuple[int, int, int] | None:
-        found = base.get(where.path)
-        if found is None:
-            return None
-        logical, offset = found
-        end = offset + where.offset + where.length + 1  # a line arrives with its newline
-        for p, v, start, stop in stretches[logical]:
-            if start < end <= stop:
-                return (p, v, end)
-        return None
+        return drain.arrival(where.path, where.offset, where.length)
 
     events: list[tuple[tuple[int, int, int], int, Any]] = []
     rows = state.log.continuity

@@ -1,4 +1,4 @@
-"""The reading order a resumed run is checked against (`core.index.order.DrainOrder`) and the cold pairing of
+"""The reading order a resumed run is checked against (`core.sources.order.DrainOrder`) and the cold pairing of
 logged decisions with calls (`cold_pairs`): both replay in plain data what a drain does, so both are checked
 against real drains, in one poll and in polls small enough to cut every file (the round-robin resumes a cut
 file after the others), cold and resumed from stored offsets."""
@@ -13,8 +13,8 @@ import pytest
 
 from core.engine import Engine, split_blocks
 from core.index import Index
-from core.index.order import BEFORE, DrainOrder
 from core.sources import Block, Line
+from core.sources.order import BEFORE, DrainOrder
 from core.state.attribution import cold_pairs
 from tests.index_support import DEMO, agent, demo_without_recordings
 from tests.report_helpers import SESSION_ID
