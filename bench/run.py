@@ -530,9 +530,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-targets", action="store_true", help="skip issue 15's targets table (bench.targets)")
     parser.add_argument("--targets-only", action="store_true", help="only issue 15's targets table")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds per target (default 3, quick 2)")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help=f"comma-separated target rows ({', '.join(targets.ROWS)}); implies --targets-only",
+    )
     args = parser.parse_args(argv)
     if not shutil.which("jq"):
         parser.error("jq is not installed (apt-get install -y jq): the comparison needs it")
+    only = None if args.only is None else {row.strip() for row in args.only.split(",") if row.strip()}
+    if only is not None:
+        if unknown := only - set(targets.ROWS):
+            parser.error(f"--only: unknown rows {', '.join(sorted(unknown))} (rows: {', '.join(targets.ROWS)})")
+        args.targets_only = True
     sizes = [parse_size(s) for s in (args.size or (["100MB"] if args.quick else ["100MB", "1GB"]))]
     repeat = args.repeat or (3 if args.quick else 5)
     info = machine()
@@ -545,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
             corpus = ensure(sizes[0], seed=args.seed)
             rounds = args.rounds or (2 if args.quick else 3)
             target_rows = targets.measure(corpus, CHILD_ENV, work, rounds=rounds,
-                                          live_seconds=30.0)  # fmt: skip
+                                          live_seconds=30.0, only=only)  # fmt: skip
         for size in [] if args.targets_only else sizes:
             corpus = ensure(size, seed=args.seed)
             shape = {k: v for k, v in asdict(corpus).items() if k != "path"}

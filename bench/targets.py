@@ -456,17 +456,26 @@ def startup(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
     ]
 
 
-def measure(corpus: Corpus, env: dict[str, str], work: Path, *, rounds: int, live_seconds: float) -> list[Target]:
+#: the rows `--only` can name, in the order the table prints them
+ROWS = ("log", "dashboard", "index", "live", "senpi", "claude", "startup")
+
+
+def measure(
+    corpus: Corpus, env: dict[str, str], work: Path, *, rounds: int, live_seconds: float, only: set[str] | None = None
+) -> list[Target]:
+    """Every target row, or only those named (`--only log,claude`: an engineer measuring one stage)."""
     out: list[Target] = []
-    for step, fn in (
-        ("session.log vs jq", lambda: session_log(env, work, rounds)),
-        ("dashboard on the 166 MB log", lambda: dashboard(env, work, rounds)),
-        ("index on the 166 MB log", lambda: index_log(env, work, rounds)),
-        ("live load", lambda: live_load(env, work, live_seconds)),
-        ("senpi corpus vs orjson", lambda: senpi_corpus(corpus, env, work, rounds)),
-        ("Claude Code vs ccusage", lambda: claude_code(env, work, rounds)),
-        ("start-up", lambda: startup(env, work, rounds)),
+    for key, step, fn in (
+        ("log", "session.log vs jq", lambda: session_log(env, work, rounds)),
+        ("dashboard", "dashboard on the 166 MB log", lambda: dashboard(env, work, rounds)),
+        ("index", "index on the 166 MB log", lambda: index_log(env, work, rounds)),
+        ("live", "live load", lambda: live_load(env, work, live_seconds)),
+        ("senpi", "senpi corpus vs orjson", lambda: senpi_corpus(corpus, env, work, rounds)),
+        ("claude", "Claude Code vs ccusage", lambda: claude_code(env, work, rounds)),
+        ("startup", "start-up", lambda: startup(env, work, rounds)),
     ):
+        if only is not None and key not in only:
+            continue
         print(f"[targets] {step} …", file=sys.stderr)
         out.extend(fn())
     return out
