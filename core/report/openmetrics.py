@@ -48,7 +48,7 @@ from prometheus_client.core import (
 from prometheus_client.exposition import generate_latest
 
 from core import __version__
-from core.kernel.pricing import BUNDLED
+from core.kernel.pricing import BUNDLED, PriceTable
 from core.kernel.waste import call_waste
 from core.logblock import NO_SESSION
 from core.report.calls import agent_of_file, verdict
@@ -289,8 +289,17 @@ class Exposition:
     its start, so months of history read in the first minute are never shown as a burst of calls.
     """
 
-    def __init__(self, engine: EngineLike, *, per_session: bool = False, redact: bool = True, ready: bool = True):
+    def __init__(
+        self,
+        engine: EngineLike,
+        *,
+        per_session: bool = False,
+        redact: bool = True,
+        ready: bool = True,
+        prices: PriceTable = BUNDLED,
+    ):
         self.engine = engine
+        self.prices = prices
         self.per_session = per_session
         self.labels = Labels(redact=redact)
         self.ready = ready
@@ -390,7 +399,7 @@ class Exposition:
                 if excess:
                     out[(EXCESS.name, (agent, model, label("cause", judged[1]), *tail))] += excess
                     # what that excess cost beyond cache hits (`core.kernel.waste`, the report's `waste` figures)
-                    cost = call_waste(turn, BUNDLED)
+                    cost = call_waste(turn, self.prices)
                     if cost is not None and cost.excess_usd:
                         out[(WASTE.name, (agent, model, label("cause", judged[1]), *tail))] += cost.excess_usd
             directives = turn.directives
@@ -488,9 +497,11 @@ class Exposition:
         )
 
 
-def render_snapshot(engine: EngineLike, *, per_session: bool = False, redact: bool = True) -> bytes:
+def render_snapshot(
+    engine: EngineLike, *, per_session: bool = False, redact: bool = True, prices: PriceTable = BUNDLED
+) -> bytes:
     """`report --format openmetrics`: everything read, once, in the Prometheus text format 0.0.4."""
-    return Exposition(engine, per_session=per_session, redact=redact).render()
+    return Exposition(engine, per_session=per_session, redact=redact, prices=prices).render()
 
 
 def samples(exposition: Iterable[Metric]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
