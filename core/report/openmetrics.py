@@ -49,7 +49,7 @@ from prometheus_client.exposition import generate_latest
 
 from core import __version__
 from core.kernel.pricing import BUNDLED, PriceTable
-from core.kernel.waste import call_waste
+from core.kernel.waste import call_waste, waste_cause
 from core.logblock import NO_SESSION
 from core.report.calls import agent_of_file, verdict
 from core.report.redact import redact_text
@@ -397,11 +397,12 @@ class Exposition:
             if cache:
                 excess = cache.get("excess")
                 if excess:
-                    out[(EXCESS.name, (agent, model, label("cause", judged[1]), *tail))] += excess
+                    cause = label("cause", waste_cause(judged[1], cache))  # the `waste` section's causes
+                    out[(EXCESS.name, (agent, model, cause, *tail))] += excess
                     # what that excess cost beyond cache hits (`core.kernel.waste`, the report's `waste` figures)
                     cost = call_waste(turn, self.prices)
                     if cost is not None and cost.excess_usd:
-                        out[(WASTE.name, (agent, model, label("cause", judged[1]), *tail))] += cost.excess_usd
+                        out[(WASTE.name, (agent, model, cause, *tail))] += cost.excess_usd
             directives = turn.directives
             if directives:
                 for tag, figures in directives.items():
