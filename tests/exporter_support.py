@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from core.kernel.waste import waste_cause
+
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
@@ -77,7 +79,7 @@ def expected(report: dict[str, Any]) -> dict[str, Counter[tuple[str, ...]]]:
             out["directives"][(tag,)] += figures["copies"]
         excess = (turn.get("cache") or {}).get("excess")
         if excess:
-            out["excess"][(agent, call[1])] += excess
+            out["excess"][(agent, waste_cause(call[1], turn.get("cache")))] += excess
     for reason, kinds in report["continuity"]["by_reason"].items():
         for kind, n in kinds.items():
             out["log"][(kind, reason)] += n

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from core.agents.senpi.continuity.closes import START_WINDOW_MS
+from core.demo.bundle import demo_source
 from core.demo.sim import scenarios
 from core.demo.sim.builds import OLD_BUILD
 from core.demo.sim.generator import generate
-from core.demo.writer import demo_source
 from core.report.html import render_html
 from core.report.markdown import render_markdown
 from core.report.schema import Report

@@ -152,7 +152,7 @@ def test_the_story_holds_each_cause(demo: tuple[Path, list[AgentPlan], dict]) ->
 
 
 def _ms(ts: str) -> int:
-    from core.demo.writer import parse_iso_ms
+    from core.demo.bundle import parse_iso_ms
 
     return parse_iso_ms(ts)
 

@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from core.demo import senpi as senpi_demo
+from core.demo.bundle import BundleError, load_ops
+from core.demo.live import apply
 from core.demo.sim import scenarios
 from core.demo.sim.builds import NEW_BUILD, OLD_BUILD, Build
 from core.demo.sim.continuity import Continuity, Fingerprint
@@ -43,7 +46,6 @@ from core.demo.sim.prompt import (
     payload_bytes,
 )
 from core.demo.sim.scenarios import NEW_TOOLS, OLD_TOOLS
-from core.demo.writer import DemoWriter, infer_ops
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "core" / "demo" / "data"
@@ -612,34 +614,36 @@ def test_sidecar_matches_the_last_marker() -> None:
     assert sidecar["sentCount"] == last["sent_messages"]
 
 
-# -- the live demo writer -----------------------------------------------------------------------------------------
+# -- the live demo's senpi writes ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("split_some", [False, True])
-def test_writer_reproduces_the_bundle(tmp_path: Path, split_some: bool) -> None:
-    writer = DemoWriter(DATA, tmp_path, speed=1e9, split_some=split_some, max_sleep=0.001)
-    writer.start()
-    assert writer.wait(60), writer.error
-    writer.stop()
-    writer.stop()
-    expected = {k: v for k, v in _tree(DATA).items() if k != "manifest.json"}
-    assert _tree(tmp_path) == expected
+def test_the_recorded_writes_rebuild_the_bundle_but_its_hostile_lines(tmp_path: Path) -> None:
+    """The live demo plays the simulator's record of writes: applied in order they give every file of the bundle
+    (session.log rotated into session.log.1 at the recorded moment, the sidecars replaced), minus the lines the
+    bundle carries on purpose as problems (the live demo's screen starts clean)."""
+    manifest = json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))
+    hostile = {(p["path"], p["log"]["offset"]) for p in manifest["problems"]}
+    plan = senpi_demo.generate()
+    times = [w.ms for w in plan.writes]
+    assert times == sorted(times) and any(w.op == "rotate" for w in plan.writes)
+    for write in plan.writes:
+        apply(tmp_path, write.path, write)
+    expected: dict[str, bytes] = {}
+    for rel, data in _tree(DATA).items():
+        if rel == "manifest.json":
+            continue
+        kept, offset = [], 0
+        for line in data.splitlines(keepends=True):
+            if (rel, offset) not in hostile:
+                kept.append(line)
+            offset += len(line)
+        expected[rel] = b"".join(kept)
+    assert hostile and _tree(tmp_path) == expected
 
 
-def test_writer_inferred_order_reproduces_the_bundle(tmp_path: Path) -> None:
-    ops = infer_ops(DATA)
-    times = [op[0] for op in ops]
-    assert times == sorted(times) and any(op[1] == "r" for op in ops)
-    writer = DemoWriter(DATA, tmp_path, speed=1e9, max_sleep=0.001)
-    writer._ops = ops
-    writer.start()
-    assert writer.wait(60), writer.error
-    assert _tree(tmp_path) == {k: v for k, v in _tree(DATA).items() if k != "manifest.json"}
-
-
-def test_writer_stops_early_and_can_be_stopped_twice(tmp_path: Path) -> None:
-    writer = DemoWriter(DATA, tmp_path, speed=1.0)
-    writer.start()
-    writer.stop()
-    writer.stop()
-    assert not writer.done and writer.error is None
+def test_a_bundle_without_its_record_of_writes_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match=r"manifest\.json"):
+        load_ops(tmp_path)
+    (tmp_path / "manifest.json").write_text("{}")
+    with pytest.raises(BundleError, match="no `replay`"):
+        load_ops(tmp_path)

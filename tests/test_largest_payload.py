@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from core.demo.writer import demo_source
+from core.demo.bundle import demo_source
 from core.engine import Engine
 from core.report import ReportOptions, build_report, render
 from core.report.check import Thresholds, evaluate

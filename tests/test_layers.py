@@ -194,7 +194,7 @@ def test_analysis_imports_no_state_and_opens_no_file() -> None:
         ("core.agents.base", "core.kernel.pipeline", False),
         ("core.state.session", "core.agents.base", False),
         ("tui.screens.detail", "core.agents.senpi.drilldown", False),
-        ("core.demo.writer", "core.demo.simulate", False),
+        ("core.demo.bundle", "core.demo.simulate", False),
     ],
 )
 def test_the_rules_catch_each_kind_of_wrong_import(name: str, imported: str, broken: bool) -> None:

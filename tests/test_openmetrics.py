@@ -197,3 +197,37 @@ def test_report_format_openmetrics_writes_a_prom_file_beside_the_others(tmp_path
     refused = subprocess.run([*cmd[:-1], "openmetrics", "--since", "2h"], cwd=ROOT, capture_output=True, timeout=300)
     assert refused.returncode == 2
     assert b"--format openmetrics counts everything read" in refused.stderr
+
+
+HIVE = REALDATA / "claude-code" / "Crazytieguy-alignment-hive"
+
+
+@pytest.mark.skipif(not HIVE.is_dir(), reason="needs ../shared/realdata")
+def test_prices_file_prices_the_waste_series_as_it_prices_the_report(tmp_path: Path) -> None:
+    """`--prices` reaches the OpenMetrics waste dollars (the snapshot and `metrics`), as it reaches the JSON's."""
+    prices = tmp_path / "prices.json"
+    doubled = {"input": 10.0, "output": 50.0, "cache_write_5m": 12.5, "cache_write_1h": 20.0, "cache_read": 1.0}
+    prices.write_text(json.dumps({"claude-opus-4-5": doubled}))
+
+    def run(*extra: str) -> tuple[float, float]:
+        out = tmp_path / f"out{len(extra)}"
+        cmd = [sys.executable, "-m", "tui.cli", "report", str(HIVE), "--no-cache", "--format", "json,openmetrics"]
+        done = subprocess.run([*cmd, "-o", str(out), *extra], cwd=ROOT, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        report = json.loads((out / "continuity-report.json").read_text())
+        samples = parse((out / "continuity-report.prom").read_text())
+        return sum(total(samples, "continuity_waste_usd_total").values()), report["waste"]["cost_usd"]["excess"]
+
+    bundled_prom, bundled_json = run()
+    priced_prom, priced_json = run("--prices", str(prices))
+    assert bundled_prom == pytest.approx(bundled_json, abs=1e-4) and bundled_json > 0
+    assert priced_prom == pytest.approx(priced_json, abs=1e-4)
+    assert priced_prom == pytest.approx(2 * bundled_prom, rel=1e-3)  # every price doubled
+    engine = drained(HIVE)
+    from core.kernel.pricing import load_prices
+
+    live = Exposition(engine, prices=load_prices(prices))  # what `metrics --prices` builds
+    assert sum(total(parse(live.render()), "continuity_waste_usd_total").values()) == pytest.approx(
+        priced_prom, abs=1e-4
+    )
+    engine.close()

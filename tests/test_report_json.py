@@ -331,7 +331,7 @@ def test_schema_rejects_a_renamed_or_missing_field(agent: Path) -> None:
 
 
 def test_bundled_demo_report_validates_and_counts_every_log_decision(tmp_path: Path) -> None:
-    from core.demo.writer import demo_source
+    from core.demo.bundle import demo_source
 
     demo = demo_source()
     report = report_for(demo)

@@ -99,7 +99,7 @@ def test_a_big_log_shares_each_poll_with_the_newest_transcripts(tmp_path: Path) 
 
 def test_engine_results_do_not_depend_on_the_order(tmp_path: Path) -> None:
     """Small newest-first polls (the dashboard) end where one discovery-order drain (the report) does."""
-    from core.demo.writer import demo_source
+    from core.demo.bundle import demo_source
 
     def summary(engine: Engine) -> tuple[object, ...]:
         turns = {

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from test_tui_process import ROOT, _read_until
 
-from core.demo.writer import demo_source
+from core.demo.bundle import demo_source
 
 TRANSCRIPT = next((demo_source() / "sessions").glob("*/*019fdb7e*.jsonl"))
 

@@ -34,6 +34,18 @@ def test_the_spotter_rewrite_after_a_task_notification() -> None:
     assert any(t["entry_id"] == "msg_01NvVN4PVKoD4wgRrBm3Vwyj" and t["excess"] == 76_753 for t in top)
 
 
+def test_a_rewind_after_the_cache_expired_is_idle_expiry_in_the_waste() -> None:
+    """hive rewinds after 12.9 h idle: the call stays a fork (`rewind`), but its re-written history is idle expiry's
+    cost (a 5-minute cache was gone whatever the user did), in tokens, dollars and the exposition alike."""
+    rep = report("cc-Crazytieguy-alignment-hive")
+    (rewind,) = [t for t in rep["turns"] if t.get("call") and t["call"]["reason"] == "rewind"]
+    assert rewind["call"]["kind"] == "fork" and rewind["cache"]["cache_reason"] == "cache_expired"
+    assert rewind["cache"]["gap_ms"] > 12 * 3600 * 1000  # 46,529 s and rewind["cache"]["excess"] > 0
+    waste = rep["waste"]
+    assert "rewind" not in waste["by_cause"] and "rewind" not in waste["cost_usd"]["by_cause"]
+    assert waste["cost_usd"]["by_cause"]["cache_expired"] >= rewind["cost_usd"]["excess"] > 0
+
+
 def _own_calls(rep: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in rep["turns"] if t.get("call") is not None and t.get("cache")]
 
@@ -47,7 +59,9 @@ def test_the_waste_section_adds_up_to_its_calls(name: str) -> None:
     for t in calls:
         if t["cache"]["excess"]:
             assert t["call"]["kind"] in ("re-send", "fork", "flatten"), t
-            by_cause[t["call"]["reason"]] += t["cache"]["excess"]
+            # a fork whose cache had expired anyway counts as expiry (the cache's own reading, kept beside it)
+            expired = t["cache"].get("cache_reason") == "cache_expired"
+            by_cause["cache_expired" if expired else t["call"]["reason"]] += t["cache"]["excess"]
     assert waste["excess_tokens"] == sum(by_cause.values())
     assert waste["by_cause"] == dict(by_cause)
     excess_usd = [t["cost_usd"]["excess"] for t in calls if t["cache"]["excess"]]

@@ -216,7 +216,9 @@ def _report(args: argparse.Namespace, held: list[Engine]) -> int:
             return fail("--format openmetrics counts everything read: --session, --since and --until do not apply")
         from core.report.openmetrics import render_snapshot
 
-        metrics = render_snapshot(engine, per_session=args.per_session, redact=options.redact)
+        metrics = render_snapshot(
+            engine, per_session=args.per_session, redact=options.redact, prices=options.price_table
+        )
         formats = [f for f in formats if f != "openmetrics"]
         if not formats:
             engine.close()

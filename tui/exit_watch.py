@@ -13,7 +13,7 @@ loop does. So:
 * A quit asked for and not done within `GRACE_S` (a loop that is stuck, a write to a terminal that never
   returns) ends the process: the terminal modes are reset as far as it still listens, then `os._exit` with
   128 + the signal (143 SIGTERM, 129 SIGHUP or a lost terminal). A second signal ends it at once; after a
-  clean quit (while the index is saved) the signals' default action is back.
+  clean quit (while the engine closes its files and worker pool) the signals' default action is back.
 """
 
 from __future__ import annotations
@@ -70,8 +70,9 @@ class ExitWatch:
         self._thread.start()
 
     def stop(self) -> None:
-        """The app quit cleanly: no forcing from the grace period (what follows, the index save, takes its
-        time), and the signals' previous handling back (the default: a signal from now on ends the process)."""
+        """The app quit cleanly: no forcing from the grace period (what follows, closing the engine's files
+        and pool, takes its time; the SQLite index was written as the polls read, so quitting saves nothing),
+        and the signals' previous handling back (the default: a signal from now on ends the process)."""
         self._stop.set()
         for sig, previous in self._previous.items():
             with contextlib.suppress(ValueError, OSError, TypeError):
@@ -82,7 +83,7 @@ class ExitWatch:
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         if self._asked is not None or self._stop.is_set():
-            self._force(128 + signum, now=True)  # asked twice, or after the app is gone (saving its index): now
+            self._force(128 + signum, now=True)  # asked twice, or after the app is gone (closing): now
         self.ask(128 + signum)
 
     def ask(self, code: int) -> None:

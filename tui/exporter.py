@@ -188,6 +188,13 @@ def _run(args: argparse.Namespace, default_listen: str, stop: threading.Event) -
         host, port = parse_listen(args.listen or default_listen)
     except ListenError as err:
         return fail(str(err))
+    from core.kernel.pricing import BUNDLED
+    from core.report.options import prices_from_args
+
+    try:  # a bad --prices file is said before anything is read, as `report` says it
+        prices = prices_from_args(args) or BUNDLED
+    except ValueError as err:
+        return fail(str(err))
     paths = resolve_paths(args)
     if not paths:
         return no_home()
@@ -203,7 +210,7 @@ def _run(args: argparse.Namespace, default_listen: str, stop: threading.Event) -
 
     from core.report.openmetrics import Exposition
 
-    exposition = Exposition(engine, per_session=args.per_session, redact=not args.no_redact, ready=False)
+    exposition = Exposition(engine, per_session=args.per_session, redact=not args.no_redact, ready=False, prices=prices)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(exposition)
     ProcessCollector(registry=registry)

@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.demo.bundle import demo_source, load_ops
 from core.demo.plan import AgentPlan, CallTruth, SessionTruth, Write
-from core.demo.writer import demo_source, load_ops
 
 AGENT = "senpi"
 HOME = "senpi"

@@ -5,7 +5,8 @@ Every figure comes from the call's own evidence, never recomputed elsewhere:
 
 - `excess` is the cache rule's (`core.kernel.cache_verdict`: on a re-send, min(tokens not read from cache,
   expected read - cache read)); its cause is the call's reason: `cache_expired`, `prefix_rewritten`,
-  `cache_miss`, `resume`, or the reason of a fork (`rewind`, `branch`, …). A compaction, a first call, a call
+  `cache_miss`, `resume`, or the reason of a fork (`rewind`, `branch`, …), except that a fork whose cache had
+  expired anyway is `cache_expired` (`waste_cause`). A compaction, a first call, a call
   below the cache minimum or with caching not in use has none: what it wrote is the expected cost of new
   content, not waste (`not_read_by_reason` shows those writes beside the waste);
 - the share is excess / (cache write + uncached input) over the same calls: of what was not read from cache,
@@ -30,7 +31,16 @@ from typing import Any
 from core.kernel.pricing import PriceTable, call_cost, excess_cost
 from core.model import ABORTED, Turn
 
-__all__ = ["CAUSES", "CAUSE_TEXT", "CallWaste", "WasteStats", "call_waste", "cause_text", "lifetime_name"]
+__all__ = [
+    "CAUSES",
+    "CAUSE_TEXT",
+    "CallWaste",
+    "WasteStats",
+    "call_waste",
+    "cause_text",
+    "lifetime_name",
+    "waste_cause",
+]
 
 #: the causes of re-written cache in display order (a fork's reason follows them)
 CAUSES: tuple[str, ...] = ("cache_expired", "prefix_rewritten", "cache_miss", "resume")
@@ -82,6 +92,16 @@ class CallWaste:
     ttl_ms: int | None = None  # the lifetime the gap was measured against (Anthropic-style usage)
 
 
+def waste_cause(reason: str, evidence: dict[str, Any] | None) -> str:
+    """What made a call write its history again: its reason, unless the cache had expired by the time of a
+    structural re-send (a rewind or branch after the lifetime: the cache's own reading, `cache_reason`, is kept
+    in its evidence). Then the expiry alone explains the write: the real hive session rewinds after 12.9 h idle,
+    where a 5-minute cache was long gone, and its 0.37 USD belong to idle expiry, not to the rewind."""
+    if evidence is not None and evidence.get("cache_reason") == "cache_expired":
+        return "cache_expired"
+    return reason
+
+
 def call_waste(turn: Turn, prices: PriceTable) -> CallWaste | None:
     """The waste figures of one call; None for a copy of another session's call or a call with no usage."""
     if turn.copied_from is not None or turn.no_usage or turn.kind == ABORTED:
@@ -99,7 +119,7 @@ def call_waste(turn: Turn, prices: PriceTable) -> CallWaste | None:
         actual = call_cost(price, tokens, write_5m, write_1h)
         source = "list" if actual is not None else None
     excess = (_int(ev.get("excess")) or 0) if judged and ev is not None else 0
-    cause = turn.reason if excess else None
+    cause = waste_cause(turn.reason, ev) if excess else None
     not_read = (tokens.get("cache_write") or 0) + (tokens.get("input") or 0)
     excess_usd = excess_cost(price, excess, tokens, write_5m, write_1h) if excess else 0.0
     ttl = _int(ev.get("ttl_ms")) if ev is not None else None

@@ -48,8 +48,8 @@ from prometheus_client.core import (
 from prometheus_client.exposition import generate_latest
 
 from core import __version__
-from core.kernel.pricing import BUNDLED
-from core.kernel.waste import call_waste
+from core.kernel.pricing import BUNDLED, PriceTable
+from core.kernel.waste import call_waste, waste_cause
 from core.logblock import NO_SESSION
 from core.report.calls import agent_of_file, verdict
 from core.report.redact import redact_text
@@ -289,8 +289,17 @@ class Exposition:
     its start, so months of history read in the first minute are never shown as a burst of calls.
     """
 
-    def __init__(self, engine: EngineLike, *, per_session: bool = False, redact: bool = True, ready: bool = True):
+    def __init__(
+        self,
+        engine: EngineLike,
+        *,
+        per_session: bool = False,
+        redact: bool = True,
+        ready: bool = True,
+        prices: PriceTable = BUNDLED,
+    ):
         self.engine = engine
+        self.prices = prices
         self.per_session = per_session
         self.labels = Labels(redact=redact)
         self.ready = ready
@@ -388,11 +397,12 @@ class Exposition:
             if cache:
                 excess = cache.get("excess")
                 if excess:
-                    out[(EXCESS.name, (agent, model, label("cause", judged[1]), *tail))] += excess
+                    cause = label("cause", waste_cause(judged[1], cache))  # the `waste` section's causes
+                    out[(EXCESS.name, (agent, model, cause, *tail))] += excess
                     # what that excess cost beyond cache hits (`core.kernel.waste`, the report's `waste` figures)
-                    cost = call_waste(turn, BUNDLED)
+                    cost = call_waste(turn, self.prices)
                     if cost is not None and cost.excess_usd:
-                        out[(WASTE.name, (agent, model, label("cause", judged[1]), *tail))] += cost.excess_usd
+                        out[(WASTE.name, (agent, model, cause, *tail))] += cost.excess_usd
             directives = turn.directives
             if directives:
                 for tag, figures in directives.items():
@@ -488,9 +498,11 @@ class Exposition:
         )
 
 
-def render_snapshot(engine: EngineLike, *, per_session: bool = False, redact: bool = True) -> bytes:
+def render_snapshot(
+    engine: EngineLike, *, per_session: bool = False, redact: bool = True, prices: PriceTable = BUNDLED
+) -> bytes:
     """`report --format openmetrics`: everything read, once, in the Prometheus text format 0.0.4."""
-    return Exposition(engine, per_session=per_session, redact=redact).render()
+    return Exposition(engine, per_session=per_session, redact=redact, prices=prices).render()
 
 
 def samples(exposition: Iterable[Metric]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

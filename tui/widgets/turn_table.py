@@ -142,11 +142,19 @@ def _size(row: Row, inexact: Collection[str]) -> str:
     return "" if size is None else short_bytes(size)
 
 
+def copy_origin(copied_from: str) -> str:
+    """The session a copied call came from, as the session column shows it: the head of its id (pi names the
+    parent by its file, `<time>_<session id>.jsonl`: the id is what follows the time)."""
+    name = copied_from.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    return short_id(name.rsplit("_", 1)[-1])
+
+
 def render_cells(row: Row, columns: list[Column], inexact: Collection[str] = ()) -> Content:
     """One table row as styled Content (all text from data is sanitized and inserted as plain text); `inexact`:
     the session ids whose size is shown in prompt tokens (`_size`)."""
     parts: list[Content | tuple[str, str] | str] = []
     kind = row_kind(row)
+    copy_of = row.copied_from if isinstance(row, Turn) else None
     for column in columns:
         parts.append(" ")
         key, width = column.key, column.width
@@ -159,7 +167,10 @@ def render_cells(row: Row, columns: list[Column], inexact: Collection[str] = ())
             text = str(row.index) if isinstance(row, Turn) else ""
             parts.append((cell(text, width, right=True), MUTED))
         elif key == "kind":
-            parts.append((cell(kind or "?", width), kind_style(kind)))
+            if copy_of is not None:  # a copy of another session's call (a resume, a branch): judged there
+                parts.append((cell("copy", width), MUTED))
+            else:
+                parts.append((cell(kind or "?", width), kind_style(kind)))
         elif key == "reason":
             parts.append(cell(shown(row_reason(row) or "—", 300), width))
         elif key == "count":
@@ -174,6 +185,8 @@ def render_cells(row: Row, columns: list[Column], inexact: Collection[str] = ())
             parts.append(flags(row))
         elif key == "why":
             why = row.why if isinstance(row, Turn) else None
+            if copy_of is not None and not why:
+                why = f"copied: counted in {copy_origin(copy_of)}"
             parts.append((cell(shown(why or "", 400), width), MUTED))
     return Content.assemble(*parts)
 

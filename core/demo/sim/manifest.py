@@ -130,7 +130,7 @@ class Manifest:
     sessions: list[SessionTruth] = field(default_factory=list)
     problems: list[ProblemTruth] = field(default_factory=list)
     files: list[FileTruth] = field(default_factory=list)
-    replay: list[list[Any]] | None = None  # the writes in time order, for DemoWriter (demo only)
+    replay: list[list[Any]] | None = None  # the writes in time order, for the live demo (core.demo.bundle.load_ops)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), ensure_ascii=False, separators=(",", ":"))
