@@ -808,7 +808,12 @@ class Sources:
                 # A poll that hands out no complete line looks idle to its caller (a line longer than the
                 # budget, e.g. a huge tool result): finish the line in progress, a chunk at a time.
                 while finish_line and not out.has_lines() and any(g.fd is not None and g.pos < g.size for g in s.gens):
-                    self._read_stream(s, out, self.read_chunk)
+                    left, _ = self._read_stream(s, out, self.read_chunk)
+                    if left >= self.read_chunk or s.hold:
+                        # no byte read (an older file waits, one went since the stat), or the stream held for the
+                        # next look (rewritten under the read: copytruncate, a truncation): the next poll goes on.
+                        # Looping on, it spun at 100 % CPU holding the lock (the chaos test, under load, > 8 min)
+                        break
                 return 0, True
         return budget, False
 
