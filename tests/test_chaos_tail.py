@@ -57,8 +57,10 @@ import multiprocessing
 import os
 import random
 import shutil
+import signal
 import string
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -309,6 +311,27 @@ def chaos_writer(root: str, seed: int, journal_path: str, mix: str = "mixed") ->
 
 # ---------------------------------------------------------------------------- the tailer side
 
+#: a seed that has not ended after this long is a hang, and fails: alone a seed takes 0.1-2.5 s, 10-20 s on a
+#: machine at load 13 (its writer's 60 s deadline and the drain's 1,000 polls bound everything else; a poll that
+#: never returned spun at 100 % CPU for > 8 min in a loaded full run)
+SEED_BOUND_S = float(os.environ.get("CHAOS_BOUND_S", "180"))
+
+
+@contextlib.contextmanager
+def bounded(seconds: float) -> Iterator[None]:
+    """Raise (a test failure, with the stack of the loop) in the main thread after ``seconds``, instead of hanging."""
+
+    def hang(_signum: int, frame: object) -> None:
+        raise TimeoutError(f"still running after {seconds:g} s: a hang")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
 
 @dataclass
 class Seen:
@@ -343,19 +366,27 @@ def run_seed(tmp: Path, seed: int, mix: str = "mixed") -> tuple[dict[str, Any], 
     budgets = [None, None, 1, 64, 512, 4096, 100_000]
     chunk = rng.choice([7, 100, 4096, 1 << 20])
     # both reading orders: round-robin (the report) and newest-first (the dashboard), alternating by seed
-    with Sources([tmp / "logs", tmp / "sessions"], read_chunk=chunk, newest_first=seed % 2 == 1) as src:
+    with (
+        bounded(SEED_BOUND_S),
+        Sources([tmp / "logs", tmp / "sessions"], read_chunk=chunk, newest_first=seed % 2 == 1) as src,
+    ):
         proc.start()
-        deadline = time.monotonic() + 60
-        while proc.is_alive() and time.monotonic() < deadline:
-            seen.add(src.poll(rng.choice(budgets)), stream_of)
-            time.sleep(rng.choice([0, 0, 0.0005, 0.002]))
-        proc.join(30)
-        assert proc.exitcode == 0, f"writer failed (exit code {proc.exitcode})"
-        for _ in range(1000):  # the writer is done: read what is left
-            batches = src.poll()
-            seen.add(batches, stream_of)
-            if not batches and src.pending_bytes() == 0:
-                break
+        try:
+            deadline = time.monotonic() + 60
+            while proc.is_alive() and time.monotonic() < deadline:
+                seen.add(src.poll(rng.choice(budgets)), stream_of)
+                time.sleep(rng.choice([0, 0, 0.0005, 0.002]))
+            proc.join(30)
+            assert proc.exitcode == 0, f"writer failed (exit code {proc.exitcode})"
+            for _ in range(1000):  # the writer is done: read what is left
+                batches = src.poll()
+                seen.add(batches, stream_of)
+                if not batches and src.pending_bytes() == 0:
+                    break
+        finally:
+            if proc.is_alive():  # a failure (or a hang cut short): the writer goes too
+                proc.kill()
+                proc.join(5)
     return json.loads(journal_path.read_text()), seen
 
 
@@ -582,3 +613,38 @@ def test_a_file_rewritten_between_the_survey_and_the_read_yields_no_garbled_line
     assert fired
     assert lines == [b"B-new-1", b"B-new-2", b"B-new-3", b"B-new-4"]
     assert notices == ["replaced"]
+
+
+def test_a_log_rewritten_under_the_read_that_finishes_a_long_line_never_spins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the chaos test under load (one seed at 100 % CPU for > 8 min): a newest-first poll whose budget
+    ran out in the middle of a line reads on, a chunk at a time, until it has a line to hand out. When the log
+    was rewritten under one of those reads (copytruncate's truncation, a truncation and regrowth), the read was
+    undone and the stream held for the next look, so every later read returned at once with nothing: the loop
+    never ended, holding the lock. Now the poll ends, and the next one reads the new content."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = logs / "session.log"
+    path.write_bytes(b"A-old-1\nA-old-2\nA-old-3\n")
+    real = os.pread
+    reads: list[int] = []
+
+    def racing_pread(fd: int, n: int, offset: int) -> bytes:
+        if offset > 0 and os.fstat(fd).st_ino == path.stat().st_ino:
+            reads.append(offset)
+            if len(reads) == 2:  # the read that finishes the line: the writer truncates and regrows the log first
+                with path.open("r+b") as fh:
+                    fh.truncate(0)
+                    fh.write(b"B-new-1\nB-new-2\nB-new-3\nB-new-4\n")
+        return real(fd, n, offset)
+
+    with bounded(20), Sources([logs], newest_first=True, read_chunk=4096) as src:
+        lines = [ln.data for b in src.poll(8) for ln in b.lines]
+        monkeypatch.setattr(os, "pread", racing_pread)
+        lines += [ln.data for b in src.poll(1) for ln in b.lines]  # a byte, then the rest of the line: rewritten
+        monkeypatch.undo()
+        for _ in range(5):
+            lines += [ln.data for b in src.poll() for ln in b.lines]
+    assert len(reads) >= 2
+    assert lines == [b"A-old-1", b"B-new-1", b"B-new-2", b"B-new-3", b"B-new-4"]

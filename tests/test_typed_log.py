@@ -312,3 +312,16 @@ def test_a_block_whose_reason_codes_cross_a_byte_keeps_every_row() -> None:
         rows = cols.continuity
         assert len(rows.reason) == len(rows.ts) == 600, cut
         assert [(row.reason, row.count) for row in rows] == [(f"r{i}", i) for i in range(600)], cut
+
+
+def test_a_block_of_known_shapes_after_the_257th_shape_is_parsed() -> None:
+    """Past 256 row shapes (distinct reasons, a hostile or numbered log) a block whose codes all fit a byte still
+    parses, typed, as the exact path does: its translation table was as long as the shapes known (ValueError, and
+    the dashboard's ingest thread died: the reliability battery's live cases lost every later line)."""
+    lines = [line(reason=f"r{i}", count=i, ts=_iso(1_791_705_600_000 + i)) for i in range(600)]
+    typed = TypedLog(SessionLogAdapter().parse)
+    for again in (False, True):  # the second time every shape is known
+        for k in range(0, 600, 50):
+            fast, exact = both(lines[k : k + 50], typed)
+            assert comparable(fast) == comparable(exact), (again, k)
+    assert len(typed._shape) > 256

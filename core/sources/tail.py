@@ -72,8 +72,10 @@ files on the benchmark machine (cold caches), so it cannot run every few seconds
 CPU: at 120 s it is ~1 % for 3,500 files, spread evenly rather than in one burst."""
 
 UNDECIDED_S = 1.0
-"""How long a file at ``.1`` that is a strict prefix (under 64 bytes) of the current file's head may stay
-undecided (a ``cp`` still writing it) before it counts as an older file of its own."""
+"""How long a file at ``.1`` that is a strict prefix (under 64 bytes, ending inside a line) of the current file's
+head may stay undecided (a ``cp`` still writing it) before it counts as an older file of its own. Whole lines
+alike byte for byte are a copy at once, and so is any prefix once the log is truncated (copytruncate's ``cp``
+is over by then)."""
 
 NOTICE_KINDS = frozenset(
     {
@@ -806,7 +808,12 @@ class Sources:
                 # A poll that hands out no complete line looks idle to its caller (a line longer than the
                 # budget, e.g. a huge tool result): finish the line in progress, a chunk at a time.
                 while finish_line and not out.has_lines() and any(g.fd is not None and g.pos < g.size for g in s.gens):
-                    self._read_stream(s, out, self.read_chunk)
+                    left, _ = self._read_stream(s, out, self.read_chunk)
+                    if left >= self.read_chunk or s.hold:
+                        # no byte read (an older file waits, one went since the stat), or the stream held for the
+                        # next look (rewritten under the read: copytruncate, a truncation): the next poll goes on.
+                        # Looping on, it spun at 100 % CPU holding the lock (the chaos test, under load, > 8 min)
+                        break
                 return 0, True
         return budget, False
 
@@ -1003,12 +1010,18 @@ class Sources:
         # its reading position is what the copy goes on from, so leave it (and the stream's reading) as it is
         s.hold = bool(undecided)
 
-        for g in s.gens:
+        for g in list(s.gens):  # a copy: `_newest` and `_restart` move generations within the list
             if g.gone:
                 continue
-            if (g.dev, g.ino) in undecided or (s.hold and g.current):
-                continue  # rewritten in place, maybe by a `cp` still writing: decided at the next look
             loc = at.get((g.dev, g.ino))
+            if (g.dev, g.ino) in undecided or (s.hold and g.current and loc == s.logical):
+                # rewritten in place, maybe by a `cp` still writing: decided at the next look; a current file
+                # rotated to .1 first is an old one from now on (the new file at the log's path is current)
+                if g.current and loc is not None and loc != s.logical:
+                    g.current, g.path = False, loc
+                    _newest(s, g)
+                    out.notice(s, g.number, loc, "rotated", f"{_name(s.logical)} rotated to {_name(loc)}")
+                continue
             if loc is None:
                 self._gone(s, g, out, sts)
                 continue
@@ -1017,6 +1030,10 @@ class Sources:
                 continue
             if g.current and loc != s.logical:
                 g.current = False
+                # the newest of the old files now: a copy restarted at .1 (`cp` over it) was listed after it
+                # while it was current, yet holds what the log held before it (read after it, lines came out of
+                # order when a rotation removed that copy)
+                _newest(s, g)
                 out.notice(
                     s,
                     g.number,
@@ -1061,6 +1078,8 @@ class Sources:
         if g.alias is not None or g.copy is not None:
             return  # never read under this name: nothing to drain, nothing to tell
         was_current, g.current = g.current, False
+        if was_current:
+            _newest(s, g)  # the newest of the old files, whatever waits to be read at .1 (see `_survey_all`)
         g.last_size = g.size  # what it held at the last look under a name (a cp may rewrite it before it goes)
         if g.fd is not None:
             try:
@@ -1297,8 +1316,10 @@ class Sources:
         if st0 is None or st1 is None:
             return set()
         cur = next((g for g in s.gens if g.current and not g.gone and g.alias is None), None)
-        if cur is None or (cur.dev, cur.ino) != (st0.st_dev, st0.st_ino):
+        if cur is None:
             return set()
+        if (cur.dev, cur.ino) != (st0.st_dev, st0.st_ino):
+            return self._copy_after_rotation(s, st0, st1)
         key = (st1.st_dev, st1.st_ino)
         if key == (cur.dev, cur.ino):
             return set()
@@ -1323,6 +1344,9 @@ class Sources:
                 if now and now != cur.head:
                     refs.append(now)
         verdict, ref = self._is_copy(refs, s.rot)
+        if verdict is None and cur.head and ref == cur.head and st0.st_size < cur.pos:
+            # a copy of what was read, and the log truncated since: copytruncate's `cp` is over, that is all it wrote
+            verdict = True
         if verdict is None:
             now = time.monotonic()
             if s.undecided_since is None:
@@ -1353,15 +1377,49 @@ class Sources:
             _newest(s, old)
             old.reset()
             old.held.clear()
-            old.copy, old.number, old.sig, old.size, old.head = cur, cur.number, None, st1.st_size, ref
+            old.copy, old.number, old.sig, old.size, old.head = cur, cur.number, None, st1.st_size, ref[: st1.st_size]
         else:
             g1 = _Gen(cur.number, s.rot, st1, False)
-            g1.copy, g1.head = cur, ref
+            # what it holds of ``ref`` so far: a copy shorter than the head it copies (`cp` still writing) is
+            # no rewrite of it (`_open` compares the file with its head, and restarted it as "replaced")
+            g1.copy, g1.head = cur, ref[: st1.st_size]
             s.gens.append(g1)
             self._inodes.setdefault(key, (s.logical, g1))
             self._open(s, g1, out)  # pinned: a copy moved away or deleted (`rm X.log.1; cp …`) is still read
         self._dirty = True
         return set()
+
+    def _copy_after_rotation(self, s: _Stream, st0: os.stat_result, st1: os.stat_result) -> set[tuple[int, int]]:
+        """The log rotated since the last look (a new file at ``X.log``) and ``X.log.1`` no longer holds what was
+        read from it: a copytruncate's ``cp`` of the new file may be writing it (a rotation, then a copytruncate
+        whose `cp` is slow). Read as an older generation it delivered the new file's lines twice, or the middle
+        of one (the copy's rest, written after a flush of its torn end). Such a ``.1`` is left alone this look
+        (its inode returned, the stream held): at the next one the new file is the current generation and
+        ``_spot_copy`` compares the copy with it.
+
+        Costs a ``pread`` of ``.1``'s head per rotation seen, and an ``open`` of the log only when that head
+        changed."""
+        key = (st1.st_dev, st1.st_ino)
+        if key == (st0.st_dev, st0.st_ino):
+            return set()
+        old = next((g for g in s.gens if not g.gone and (g.dev, g.ino) == key), None)
+        if old is not None:
+            if old.alias is not None or old.copy is not None:
+                return set()
+            if old.head and st1.st_size >= old.pos and (old.fd is None or self._head_matches(old)):
+                return set()  # what was read from it, as it was: a plain rotation
+        try:
+            fd = self._open_fd(s.logical)
+        except OSError:
+            return set()
+        try:
+            head = os.pread(fd, HEAD_BYTES, 0)
+        except OSError:
+            return set()
+        finally:
+            os.close(fd)
+        verdict, _ref = self._is_copy([head], s.rot) if head and s.rot is not None else (False, b"")
+        return {key} if verdict is not False else set()
 
     def _holds_a_copy_of_read(self, s: _Stream, g: _Gen) -> bool:
         """``g`` (an older generation) now starts with what another generation was read from (the current one,
@@ -1377,7 +1435,7 @@ class Sources:
         heads = [h.head for h in s.gens if h is not g and h.head and h.alias is None and h.copy is None] + s.heads
         for head in heads:
             n = min(len(now), len(head))
-            if now[:n] == head[:n] and (n >= 64 or n == len(head)):
+            if now[:n] == head[:n] and (n >= 64 or n == len(head) or now[n - 1 : n] == b"\n"):
                 return True
         return False
 
@@ -1403,8 +1461,9 @@ class Sources:
         return {(st1.st_dev, st1.st_ino)} if verdict is not False else set()
 
     def _is_copy(self, refs: list[bytes], path: str) -> tuple[bool | None, bytes]:
-        """Whether ``path`` starts with one of ``refs`` (and which); None while it is too short to tell (``cp``
-        still writing it: a strict prefix shorter than 64 bytes)."""
+        """Whether ``path`` starts with one of ``refs`` (and which); None (and the first ref it may be a copy of)
+        while it is too short to tell (``cp`` still writing it: a strict prefix shorter than 64 bytes that ends
+        inside a line)."""
         if not refs:
             return False, b""
         try:
@@ -1419,15 +1478,16 @@ class Sources:
             os.close(fd)
         if not head:
             return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
-        undecided = False
+        undecided: bytes | None = None
         for ref in refs:
             if len(head) >= len(ref) and head[: len(ref)] == ref:
                 return True, ref
             if len(head) < len(ref) and ref.startswith(head):
-                if len(head) >= 64:
+                if len(head) >= 64 or head.endswith(b"\n"):
+                    # 64 bytes alike, or whole lines byte for byte (their timestamps too): no older file does
                     return True, ref
-                undecided = True
-        return (None if undecided else False), b""
+                undecided = ref if undecided is None else undecided
+        return (None, undecided) if undecided is not None else (False, b"")
 
     def _handover(self, s: _Stream, g: _Gen, out: _Out, was: int) -> bool:
         """The current generation was truncated while a copy of it waits at ``.1`` (copytruncate): the copy

@@ -212,7 +212,9 @@ class TypedLog:
         codes = self._codes_of(records)
         if codes is None:
             return self._all_exact(path, lineno, starts, lines)
-        shapes = codes.translate(bytes(self._shape).ljust(256, b"\0"))
+        # the codes of this block fit a byte; the table has 256 entries even once more shapes are known (a block of
+        # known ones after the 257th shape raised ValueError, and the dashboard's ingest thread died)
+        shapes = codes.translate(bytes(self._shape[:256]).ljust(256, b"\0"))
         # decoded decision lines without their kind/reason are problems: the exact path words them
         if refused or shapes.count(0):
             refused.update(compress(range(len(shapes)), map(operator.not_, shapes)))
