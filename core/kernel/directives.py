@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import xxhash
 
 from core.kernel.pipeline import SessionAnalyzer
@@ -240,9 +239,13 @@ class DirectiveLedger(SessionAnalyzer):
 
     def keep(self, session: Session) -> Any:
         """The ledger of a parked session (the report's and the dashboard's directive figures read it)."""
+        import msgspec  # (on first use: msgspec and the decimal module it loads are ~10 ms of every start-up)
+
         return msgspec.to_builtins(self.tags)
 
     def resume(self, session: Session, kept: Any) -> None:
+        import msgspec
+
         self.tags = msgspec.convert(kept, dict[str, TagLedger])
 
     def record(

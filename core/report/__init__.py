@@ -11,6 +11,7 @@ default), so no rendering can carry a secret the JSON does not.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -85,13 +86,40 @@ def write(report: dict[str, Any], fmt: str, out: IO[bytes]) -> None:
         return
     out.write(head)
     first = True
-    for turn in turns:
+    for chunk in _chunks(turns, TURNS_PER_WRITE):
         out.write(b"[\n    " if first else b",\n    ")
-        out.write(orjson.dumps(turn, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
+        out.write(_dump_items(chunk))
         first = False
     out.write(b"[]" if first else b"\n  ]")
     out.write(_skeleton(_after_turns(report)).partition(_TURNS_MARK_JSON)[2])
     out.write(b"\n")
+
+
+TURNS_PER_WRITE = 64
+"""Turns dumped per orjson call: one turn at a time paid a call, a re-indenting copy and a write per turn
+(~8 % of writing a 7,900-call report); 64 at a time hold ~150 KB of JSON."""
+
+_ITEMS_HEAD = b'{\n  "t": [\n    '
+_ITEMS_TAIL = b"\n  ]\n}"
+
+
+def _dump_items(items: list[dict[str, Any]]) -> bytes:
+    """Items of a list two levels deep in the report, as orjson lays them out there (4 spaces in, separated by
+    `,\n    `): a list one key deep in a wrapper dict is dumped at exactly that depth, and the wrapper's bytes cut
+    off."""
+    dumped = orjson.dumps({"t": items}, option=orjson.OPT_INDENT_2)
+    return dumped[len(_ITEMS_HEAD) : -len(_ITEMS_TAIL)]
+
+
+def _chunks(items: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _after_turns(report: dict[str, Any]) -> dict[str, Any]:

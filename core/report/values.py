@@ -72,8 +72,16 @@ def body_value(value: Any, *, include_text: bool, depth: int = 0) -> Any:
     return text(value)
 
 
+_NUMBERS = (int, float, bool, type(None))
+
+
 def plain_value(value: Any, depth: int = 0) -> Any:
-    """A JSON value produced by an analysis (not a message body): strings made inert, size bounded."""
+    """A JSON value produced by an analysis (not a message body): strings made inert, size bounded.
+
+    Every report turn passes its cache evidence through here (~20 numbers each): numbers are let through by an
+    exact type test before any other check (`plain_value` was ~14 % of writing a 7,900-call report)."""
+    if type(value) in _NUMBERS:
+        return value
     if isinstance(value, str):
         return text(value)
     if value is None or isinstance(value, bool | int | float):
@@ -81,7 +89,9 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_DEPTH:
         return None
     if isinstance(value, dict):
-        return {text(k, 200): plain_value(v, depth + 1) for k, v in list(value.items())[: MAX_ITEMS * 4]}
+        items = value.items() if len(value) <= MAX_ITEMS * 4 else list(value.items())[: MAX_ITEMS * 4]
+        inner = depth + 1
+        return {text(k, 200): v if type(v) in _NUMBERS else plain_value(v, inner) for k, v in items}
     if isinstance(value, list | tuple):
         return [plain_value(v, depth + 1) for v in value[: MAX_ITEMS * 4]]
     return text(value)

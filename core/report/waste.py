@@ -13,10 +13,11 @@ The metrics (`core.report.openmetrics`) read the same per-call figures (`core.ke
 
 from __future__ import annotations
 
+from types import EllipsisType
 from typing import Any
 
 from core.kernel.pricing import BUNDLED, PriceTable
-from core.kernel.waste import WasteStats, call_waste, lifetime_name
+from core.kernel.waste import CallWaste, WasteStats, call_waste, lifetime_name
 from core.model import Turn
 from core.report.values import iso, opt_text, text
 from core.state import SessionState
@@ -27,15 +28,21 @@ Selected = list[tuple[SessionState, list[Turn]]]
 USD_DIGITS = 6
 
 
-def waste_stats(selected: Selected, prices: PriceTable = BUNDLED) -> tuple[WasteStats, dict[str, WasteStats]]:
-    """Totals over the selection and per session (by session key)."""
+def waste_stats(
+    selected: Selected, prices: PriceTable = BUNDLED, figures: dict[int, CallWaste | None] | None = None
+) -> tuple[WasteStats, dict[str, WasteStats]]:
+    """Totals over the selection and per session (by session key). `figures` (by `id(turn)`) keeps each call's
+    figures for `turn_cost`, which would otherwise compute them a second time per call."""
     total = WasteStats()
     per_session: dict[str, WasteStats] = {}
     for session, turns in selected:
         stats = WasteStats()
         agent = session.agent.name
         for turn in turns:
-            stats.add(turn, call_waste(turn, prices), agent, session.session_id)
+            waste = call_waste(turn, prices)
+            if figures is not None:
+                figures[id(turn)] = waste
+            stats.add(turn, waste, agent, session.session_id)
         per_session[session.key] = stats
         total.merge(stats)
     return total, per_session
@@ -98,10 +105,11 @@ def session_waste(stats: WasteStats) -> dict[str, Any] | None:
     }
 
 
-def turn_cost(turn: Turn, prices: PriceTable) -> dict[str, Any] | None:
+def turn_cost(turn: Turn, prices: PriceTable, waste: CallWaste | EllipsisType | None = ...) -> dict[str, Any] | None:
     """`turns[].cost_usd`: what the call cost (its agent's figure, else list price) and what its excess cost;
-    null for a copy of another session's call or a call with no usage."""
-    waste = call_waste(turn, prices)
+    null for a copy of another session's call or a call with no usage. `waste`: its figures when known."""
+    if waste is ...:
+        waste = call_waste(turn, prices)
     if waste is None:
         return None
     return {"actual": usd(waste.actual_usd), "source": opt_text(waste.actual_source),

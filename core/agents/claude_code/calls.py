@@ -386,6 +386,12 @@ class ClaudeCalls(RecordHandler):
             return
         was_empty = call.usage.empty
         kept = call.usage
+        if not was_empty and _same_prompt(kept, usage):
+            # the usual later block: only the output count grew, and the verdict reads none of it (re-judging
+            # every such line was half of the 15,000 judgements of a 7,900-call history)
+            kept.output = usage.output
+            call.turn.tokens = {**(call.turn.tokens or {}), "output": usage.output or 0}
+            return
         kept.input, kept.cache_read, kept.cache_write = usage.input, usage.cache_read, usage.cache_write
         kept.output, kept.ttl_ms = usage.output, usage.ttl_ms
         kept.write_5m, kept.write_1h = usage.write_5m, usage.write_1h
@@ -669,6 +675,18 @@ def _facts(session: Session) -> ClaudeSession:
     if not isinstance(facts, ClaudeSession):
         facts = session.facts = ClaudeSession()
     return facts
+
+
+def _same_prompt(kept: CallUsage, usage: CallUsage) -> bool:
+    """Everything `_judge` reads of a call's usage is unchanged (all but the output count)."""
+    return (
+        kept.input == usage.input
+        and kept.cache_read == usage.cache_read
+        and kept.cache_write == usage.cache_write
+        and kept.ttl_ms == usage.ttl_ms
+        and kept.write_5m == usage.write_5m
+        and kept.write_1h == usage.write_1h
+    )
 
 
 def _total(usage: CallUsage) -> int:
