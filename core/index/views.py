@@ -5,18 +5,22 @@ when the stored log holds exactly the rows it was built from; it is read back wi
 it still fits them (`LogView.fits`). Its BLOB is compressed MessagePack decoded into the declared shape of the
 `continuity` section (`_Section`: every field's type checked, the field order the contract's), so a damaged or
 crafted view is refused (`Corrupt`: the scope is read again) and never reaches a report as anything but that
-section. A view whose section does not come back exactly as it went in (a field this shape does not know) is
-not stored: the next report builds from the columns.
+section. A view whose section does not come back exactly as it went in (a field this shape does not know) or that a
+load would refuse is not stored: the next report builds from the columns. A load checks what a crafted view
+could put into a report that building it would not: every name inert text free of secrets, every time the
+contract's form.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Any
 
 import msgspec
 
-from core.index.codec import Corrupt, check_strings, deflate, inflate, strings_of
+from core.index.codec import Corrupt, check_strings, deflate, inflate
+from core.report.values import text
 from core.state.logview import LogView
 
 __all__ = ["decode_view", "encode_view", "read_view", "write_view"]
@@ -67,7 +71,6 @@ class _View(msgspec.Struct, array_like=True):
 
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(_View)
-_PLAIN = msgspec.msgpack.Decoder()
 
 
 def encode_view(view: LogView) -> bytes | None:
@@ -83,7 +86,9 @@ def encode_view(view: LogView) -> bytes | None:
             return None  # (compared as MessagePack: the order of every mapping's keys too)
     except (OverflowError, TypeError):
         return None
-    if check_strings([*strings_of(section["by_reason"]), *section["closes"], *view.named]) is not None:
+    try:
+        _check_texts(typed.section, view.named)  # what a load checks (a year before 1000, a secret: not stored)
+    except Corrupt:
         return None
     try:
         return deflate(_ENCODER.encode(typed))
@@ -92,22 +97,52 @@ def encode_view(view: LogView) -> bytes | None:
 
 
 def decode_view(rows: int, closes: int, events: int, blob: bytes) -> LogView:
-    """The stored view, its every field's type checked now (`Corrupt` if not its shape); its section is decoded
-    again, as plain data, when a report asks for it (never two copies at once)."""
+    """The stored view, its every field's type checked now and its strings what a report makes of data (inert
+    text free of secrets, times in the contract's form): `Corrupt` otherwise. The section becomes plain data
+    when a report asks for it."""
     try:
         view = _DECODER.decode(inflate(blob))
     except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError) as exc:
         raise Corrupt(f"the stored report view does not decode: {exc}") from None
     named = {sid: (first, by_kind) for sid, (first, by_kind) in view.named.items()}
-    del view
     if any(first < 0 or first >= rows for first, _ in named.values()):
         raise Corrupt("the stored report view names a row the log has not")
+    section = view.section
+    _check_texts(section, named)
+    del view
 
-    def section() -> dict[str, Any]:
-        data = _PLAIN.decode(inflate(blob))  # checked above: a `_View` (an array: section, named)
-        return data[0]  # type: ignore[no-any-return]
+    def plain_section() -> dict[str, Any]:
+        return msgspec.to_builtins(section)  # type: ignore[no-any-return]
 
-    return LogView(rows, closes, events, named, section)
+    return LogView(rows, closes, events, named, plain_section)
+
+
+_TIMES = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)*")
+
+
+def _check_texts(section: _Section, named: dict[str, tuple[int, dict[str, int]]]) -> None:
+    """Every name (kinds, reasons, session ids) is inert text free of secrets, every time is the contract's form
+    (one pass of a regular expression over all of them joined): a crafted view cannot put into a report what
+    building it from the columns would not."""
+    streaks = section.streaks
+    names = {*section.by_kind, *section.by_reason, *section.closes, *named}
+    for kinds in (*section.by_reason.values(), *(by_kind for _, by_kind in named.values())):
+        names.update(kinds)
+    names.update(s.kind for s in streaks)
+    names.update(s.reason for s in streaks)
+    times = [s.start for s in streaks if s.start is not None]
+    times += [s.end for s in streaks if s.end is not None]
+    if section.peak_count is not None:
+        names.add(section.peak_count.kind)
+        if section.peak_count.at is not None:
+            times.append(section.peak_count.at)
+    if section.timeline is not None:
+        names.update(section.timeline.kinds)
+        times += [t for t in (*section.timeline.starts, *section.timeline.ends) if t is not None]
+    if any(text(name) != name for name in names) or check_strings(names) is not None:
+        raise Corrupt("the stored report view holds a string a report would not")
+    if not _TIMES.fullmatch("".join(times)):
+        raise Corrupt("the stored report view holds a time a report would not")
 
 
 def read_view(conn: sqlite3.Connection, scope: int) -> tuple[int, int, int, bytes] | None:

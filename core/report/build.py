@@ -35,7 +35,7 @@ from core.report.calls import (
     session_tokens,
 )
 from core.report.options import ReportOptions
-from core.report.redact import already_redacted, redact_report, redact_text
+from core.report.redact import already_redacted, holds_no_secret, redact_report, redact_text
 from core.report.stream import TurnStream
 from core.report.timeline import select_rows, timeline_rows
 from core.report.values import body_value, iso, opt_text, plain_value, text
@@ -112,7 +112,10 @@ class _Builder:
         sessions = [self._session(session, session_turns) for session, session_turns in selected]
         if not self.options.filtered:  # (a turn filter selects turns: a session of log lines has none)
             known = {session.session_id for session in self.state.sessions.values()}
-            sessions += log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path, self.named)
+            logged = log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path, self.named)
+            if self.options.redact and logged and holds_no_secret(logged):
+                logged = [already_redacted(session) for session in logged]  # (the walk would change nothing)
+            sessions += logged
         counterfactual = sections.counterfactual(
             turns, None if self.options.windowed or self.options.filtered else selected
         )
