@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from core.index import FILE_NAME, cache_dir
 from core.index.codec import Corrupt, NotKept, check_strings
 from core.index.files import StoredStream, drop_stream, read_problems, read_streams, revive, write_stream
-from core.index.logs import LoadedLog, LogWriter, read_log
+from core.index.logs import LoadedLog, LogWriter, StoredStreaks, read_log
 from core.index.sessions import StoredSession, freeze, thaw
 from core.index.store import Busy, Refused, Store, open_store, prepare_dir
 from core.index.views import encode_view, write_view
@@ -493,6 +493,11 @@ class Index:
         many log lines credit each session in a cold read, which the sessions are stored with."""
         with engine.reading():
             self._rebuild_touched(engine)
+            damaged = _load_streaks(engine.state.log)
+            if damaged is not None:
+                self.status = f"cold: index damaged ({damaged})"
+                self.notices.append(f"index {self.path}: damaged ({damaged}); reading everything")
+                return False
             layout = engine.sources.layout()
             cold = DrainOrder(layout, chunk)
             warm = DrainOrder(layout, chunk, self._start)
@@ -571,6 +576,21 @@ class Index:
 
 class _Lost(Exception):
     pass
+
+
+def _load_streaks(log: LogState) -> str | None:
+    """Decode the stored streaks unless the report reads the stored view instead (`core.state.logview`): why
+    they do not decode, or None."""
+    streaks, view = log.stats.streaks, log.view
+    if not isinstance(streaks, StoredStreaks) or not streaks.pending:
+        return None
+    if view is not None and view.fits(len(log.continuity), len(log.closes), log.stats.events):
+        return None
+    try:
+        streaks.load()
+    except Corrupt as exc:
+        return str(exc)
+    return None
 
 
 def _mark(session: SessionState) -> tuple[int, int | None, int]:

@@ -244,3 +244,38 @@ def test_a_damaged_view_is_dropped_with_a_notice(tmp_path: Path, capsys: Any, bl
     err = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
     assert report([root], tmp_path) == want
+
+
+def test_stored_streaks_are_decoded_when_first_read() -> None:
+    """`StoredStreaks`: its length counts the stored and the appended, the appended ones are read without decoding
+    the stored, and any other read decodes them first, in order."""
+    from core.index.logs import StoredStreaks
+    from core.kernel.stats import Streak
+
+    old = [Streak("fork", "r", 3, 1, 2, "", "", 1, 2), Streak("flatten", "s", 2, None, None, "x", "y", None, 9)]
+    lazy = StoredStreaks([msgspec.msgpack.encode(msgspec.to_builtins(old))], 2)
+    new = Streak("bootstrap", "t", 2, 5, 6, "", "", None, None)
+    lazy.append(new)
+    assert len(lazy) == 3 and lazy.pending
+    assert lazy[2:] == [new] and lazy.pending
+    assert list(lazy) == [*old, new] and not lazy.pending
+    assert lazy[2:] == [new] and lazy[0] == old[0] and len(lazy) == 3
+
+
+def test_damaged_streaks_are_found_before_a_report_reads_them(tmp_path: Path, capsys: Any) -> None:
+    """Stored streaks are decoded only for a report that reads them (the stored view does not fit): a damage is
+    found then, and the report is the cold one."""
+    root = agent(tmp_path)
+    want = report([root], tmp_path)
+    conn = sqlite3.connect(index_path())
+    conn.execute("UPDATE log_streaks SET data = ?", (zlib.compress(msgspec.msgpack.encode([{"kind": 1}])),))
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert report([root], tmp_path) == want  # the view fits: the streaks are not read
+    assert not capsys.readouterr().err.strip()
+    with (root / "logs" / "session.log").open("a") as fh:
+        fh.write(log_line(990, "fork", "prefix_mismatch", 3) + "\n")
+    assert report([root], tmp_path) == cold([root], tmp_path)
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
