@@ -279,3 +279,18 @@ def test_damaged_streaks_are_found_before_a_report_reads_them(tmp_path: Path, ca
     assert report([root], tmp_path) == cold([root], tmp_path)
     err = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+
+
+def test_a_log_whose_reason_holds_a_secret_stores_no_view(tmp_path: Path) -> None:
+    """A reason the report's redaction changes (a secret in the log): neither the rows nor the view are stored,
+    and every report is the cold one (redacted)."""
+    from tests.secret_kinds import ANTHROPIC
+
+    root = _named_log(tmp_path)
+    with (root / "logs" / "session.log").open("a") as fh:
+        fh.write(log_line(995, "fork", f"key {ANTHROPIC}", 3) + "\n")
+    want = cold([root], tmp_path)
+    assert ANTHROPIC not in json.dumps(want)
+    assert report([root], tmp_path) == want == report([root], tmp_path)
+    assert stored("SELECT count(*) FROM log_view") == [(0,)]
+    assert all(ANTHROPIC.encode() not in bytes(blob) for (blob,) in stored("SELECT data FROM log_columns"))
