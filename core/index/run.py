@@ -20,13 +20,15 @@ from typing import TYPE_CHECKING, Any
 from core.index import FILE_NAME, cache_dir
 from core.index.codec import Corrupt, NotKept, check_strings
 from core.index.files import StoredStream, drop_stream, read_problems, read_streams, revive, write_stream
-from core.index.logs import LoadedLog, LogWriter, read_log
+from core.index.logs import LoadedLog, LogWriter, StoredStreaks, read_log
 from core.index.sessions import StoredSession, freeze, thaw
 from core.index.store import Busy, Refused, Store, open_store, prepare_dir
+from core.index.views import encode_view, write_view
 from core.model import Problem, Where
 from core.sources.order import BEFORE, DrainOrder
 from core.state import MAX_PROBLEMS, LogState, SessionState
 from core.state.attribution import cold_pairs
+from core.state.logview import LogView
 
 if TYPE_CHECKING:
     from core.engine import Engine
@@ -103,6 +105,8 @@ class Index:
     """What this run wrote of the log lines (`core.index.logs`); made when the scope is claimed."""
     _log_drop: bool = False
     """The stored log must go (it no longer matches its files, or this run stores none): at the next commit."""
+    _view: tuple[int, int, int, bytes] | None = None
+    """The report view a report built this run (rows, closes, events, BLOB): stored at `close`."""
 
     @classmethod
     def for_engine(cls, engine: Engine, *, volatile: list[str], mode: str, directory: Path | None = None) -> Index:
@@ -207,7 +211,7 @@ class Index:
             stored = _read_sessions(conn, self.scope)
             problems = read_problems(conn, self.scope, streams)
             log = read_log(conn, self.scope)
-        loaded = self._load(engine, streams, stored, problems, log)
+            loaded = self._load(engine, streams, stored, problems, log)  # (in the read: the log's columns)
         if not self.writing:
             self.status += "; not written: index busy (another run is writing it)"
         return loaded
@@ -315,6 +319,8 @@ class Index:
         if not self.writing or self.store is None or self.scope is None:
             return
         state = engine.state
+        if self.mode == "report":
+            state.log.view_sink = self._take_view  # the report built from this state hands its log view here
         if state.problems_total > len(state.problems) or state.problems_total > MAX_PROBLEMS:
             self._stop("more problems than are kept: which ones are kept depends on the reading order")
             self._drop_scope()
@@ -487,6 +493,11 @@ class Index:
         many log lines credit each session in a cold read, which the sessions are stored with."""
         with engine.reading():
             self._rebuild_touched(engine)
+            damaged = _load_streaks(engine.state.log)
+            if damaged is not None:
+                self.status = f"cold: index damaged ({damaged})"
+                self.notices.append(f"index {self.path}: damaged ({damaged}); reading everything")
+                return False
             layout = engine.sources.layout()
             cold = DrainOrder(layout, chunk)
             warm = DrainOrder(layout, chunk, self._start)
@@ -531,14 +542,55 @@ class Index:
         except (Busy, sqlite3.Error):
             self._stop("the stale data could not be removed")
 
+    def _take_view(self, view: LogView) -> None:
+        """A report built the whole log's aggregates from the columns: encoded now (the report goes on to
+        consume its sections), stored at `close` with the rows they were built from."""
+        blob = encode_view(view)
+        self._view = None if blob is None else (view.rows, view.closes, view.events, blob)
+
+    def _write_view(self) -> None:
+        """One transaction: the report view of the log, when this run wrote exactly the rows it was built from."""
+        view, log = self._view, self._log
+        self._view = None
+        if view is None or log is None or log.off is not None or self._log_drop or (log.rows, log.closes) != view[:2]:
+            return
+        if not self.writing or self.store is None or self.scope is None:
+            return
+        try:
+            with self.store.transaction() as conn:
+                row = conn.execute("SELECT writer FROM scopes WHERE id = ?", (self.scope,)).fetchone()
+                if row is not None and row[0] == self._writer:
+                    write_view(conn, self.scope, *view)
+        except Busy:
+            return
+        except Exception as exc:  # the report is out: a failure here is one line, never a traceback
+            self.notices.append(f"index {self.path} not updated: {type(exc).__name__}: {exc}")
+
     def close(self) -> None:
+        """Store the report view a report handed over (if any), and close the store."""
         if self.store is not None:
+            self._write_view()
             self.store.close()
             self.store = None
 
 
 class _Lost(Exception):
     pass
+
+
+def _load_streaks(log: LogState) -> str | None:
+    """Decode the stored streaks unless the report reads the stored view instead (`core.state.logview`): why
+    they do not decode, or None."""
+    streaks, view = log.stats.streaks, log.view
+    if not isinstance(streaks, StoredStreaks) or not streaks.pending:
+        return None
+    if view is not None and view.fits(len(log.continuity), len(log.closes), log.stats.events):
+        return None
+    try:
+        streaks.load()
+    except Corrupt as exc:
+        return str(exc)
+    return None
 
 
 def _mark(session: SessionState) -> tuple[int, int | None, int]:
@@ -629,11 +681,14 @@ def _read_sessions(conn: sqlite3.Connection, scope: int) -> list[StoredSession]:
 
 _SCOPED = (
     "streams", "files", "problems", "log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state",
-    "decisions_daily", "closes_daily",
+    "log_view", "decisions_daily", "closes_daily",
 )  # fmt: skip
 
 
-_LOG_TABLES = ("log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state", "decisions_daily", "closes_daily")
+_LOG_TABLES = (
+    "log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state", "log_view", "decisions_daily",
+    "closes_daily",
+)  # fmt: skip
 
 
 def _delete_log(conn: sqlite3.Connection, scope: int, written: list[str]) -> None:

@@ -19,7 +19,8 @@ dashboard reads); each table is keyed by its scope and goes with it. A user can 
   typecode beside it: `length(data)` is the rows times the width), with `log_vocab` (the strings the codes
   stand for), `log_streaks` and `log_state` (the aggregates a report reads: streaks, counts, peak), and the
   queryable aggregates `decisions_daily` (lines by UTC day, kind and reason) and `closes_daily` (close lines by
-  day and reason);
+  day and reason); `log_view`: the report's `continuity` section and per-session line counts as a report last
+  built them from those rows (`core.state.logview`: read back instead of the columns while no row was added);
 - `problems`: the located problems of stored files (path, line, offset, message).
 
 Strings kept from data (paths, session ids, reasons, models, entry ids) are kept only when the report's
@@ -29,7 +30,7 @@ redaction would leave them unchanged; anything else about a file is not stored a
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """`PRAGMA user_version` of a store this code reads; any other version is replaced by an empty store."""
 
 APPLICATION_ID = 0x43544958
@@ -172,6 +173,13 @@ CREATE TABLE log_state (
   scope INTEGER PRIMARY KEY,
   rows INTEGER NOT NULL,
   closes INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE TABLE log_view (
+  scope INTEGER PRIMARY KEY,
+  rows INTEGER NOT NULL,
+  closes INTEGER NOT NULL,
+  events INTEGER NOT NULL,
   data BLOB NOT NULL
 );
 CREATE TABLE decisions_daily (

@@ -31,19 +31,23 @@ from core.report.calls import (
     is_call,
     log_lines_by_session,
     log_sessions,
+    named_rows,
     session_tokens,
 )
 from core.report.options import ReportOptions
-from core.report.redact import already_redacted, redact_report, redact_text
+from core.report.redact import already_redacted, holds_no_secret, redact_report, redact_text
 from core.report.stream import TurnStream
 from core.report.timeline import select_rows, timeline_rows
 from core.report.values import body_value, iso, opt_text, plain_value, text
 from core.report.waste import session_waste, turn_cost, waste_section, waste_stats
 from core.sources.reread import reread_entry
 from core.state import SessionState, State
+from core.state.logview import LogView
 from core.timeutil import now_ms, parse_iso_ms
 
 SCHEMA = "continuity.report/1"
+#: the continuity section's fields that read the pairing of log lines with calls, which every run makes anew
+_PAIRED = ("attributed", "closes_paired")
 MAX_PROBLEMS = 1000
 #: field changes listed per turn; `diff_total` says how many there were
 MAX_DIFF = 500
@@ -94,17 +98,28 @@ class _Builder:
         selected = self._sessions()
         turns = [turn for _, session_turns in selected for turn in session_turns]
         problems = [*self.state.problems, *self.options.pending][-MAX_PROBLEMS:]
-        rows = self.state.log.continuity
+        log = self.state.log
+        rows = log.continuity
         in_window = self.options.in_window
         self.keep = [in_window(rows.ms(row)) for row in range(len(rows))] if self.options.windowed else None
-        self.log_lines = log_lines_by_session(rows, self.keep)
+        # the whole log's aggregates as stored with its rows, when these are exactly those rows
+        view = log.view
+        self.view = (
+            view if self.keep is None and view is not None and view.fits(len(rows), len(log.closes), log.stats.events)
+            else None
+        )  # fmt: skip
+        self.named = self.view.named if self.view is not None else named_rows(rows, self.keep)
+        self.log_lines = log_lines_by_session(rows, self.keep, self.named)
         self.prices = self.options.price_table
         self.figures: dict[int, Any] = {}  # id(turn) -> its waste figures (`waste_stats` keeps them)
         waste, self.session_waste = waste_stats(selected, self.prices, self.figures)
         sessions = [self._session(session, session_turns) for session, session_turns in selected]
         if not self.options.filtered:  # (a turn filter selects turns: a session of log lines has none)
             known = {session.session_id for session in self.state.sessions.values()}
-            sessions += log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path)
+            logged = log_sessions(rows, self.keep, known, self.options.session, self._agent_of_path, self.named)
+            if self.options.redact and logged and holds_no_secret(logged):
+                logged = [already_redacted(session) for session in logged]  # (the walk would change nothing)
+            sessions += logged
         counterfactual = sections.counterfactual(
             turns, None if self.options.windowed or self.options.filtered else selected
         )
@@ -194,6 +209,8 @@ class _Builder:
         log = self.state.log
         rows = log.continuity
         keep = self.keep
+        if self.view is not None:
+            return self._stored_continuity(self.view)
         if keep is not None:
             stats = LogStats()
             stats.add_block(select_rows(rows, keep))
@@ -220,11 +237,30 @@ class _Builder:
         if series is not None:
             series["kinds"] = [name(kind) for kind in series["kinds"]]
         section = self._continuity_section(stats, peak, name, attributed, closes_paired, series)
-        if self.options.redact and not any(redact_text(value)[1] for value in names.values()):
+        clean = not any(redact_text(value)[1] for value in names.values())
+        if keep is None and clean and log.view_sink is not None:
+            # the whole log's aggregates, for the index to keep with the rows (`core.state.logview`)
+            kept = {key: value for key, value in section.items() if key not in _PAIRED}
+            log.view_sink(LogView(len(rows), len(log.closes), stats.events, self.named, lambda: kept))
+        if self.options.redact and clean:
             # every string of the section is a kind or reason checked here, a time or a fixed key: the
             # report's redaction walk can take it as it is (a secret-shaped reason: it walks it, exactly)
             return already_redacted(section)  # type: ignore[no-any-return]
         return section
+
+    def _stored_continuity(self, view: LogView) -> dict[str, Any]:
+        """The section of a view stored with these very rows (its strings were checked when it was made),
+        with the pairing of lines and calls as this run made it."""
+        log = self.state.log
+        paired = {"attributed": len(log.continuity.matched), "closes_paired": len(log.closes.matched)}
+        section = {}
+        for key, value in view.section().items():
+            if key == "timeline":
+                section.update(paired)
+            section[key] = value
+        self.view = None  # a report consumes its sections: the view serves one build
+        log.view = None
+        return already_redacted(section) if self.options.redact else section  # type: ignore[no-any-return]
 
     def _continuity_section(
         self, stats: LogStats, peak: Any, name: Any, attributed: int, closes_paired: int, series: dict[str, Any] | None

@@ -136,15 +136,34 @@ def session_tokens(turns: Iterable[Turn]) -> dict[str, int] | None:
     return {key: totals.get(key, 0) for key in ("input", "cache_read", "cache_write", "output")} if seen else None
 
 
-def log_lines_by_session(rows: ContinuityRows, keep: list[bool] | None = None) -> Counter[str]:
-    """Decision log lines per session they name (`sessionId`, newer senpi builds) or were matched to, over the
-    rows `keep` selects (all when None), counted on the columns."""
-    codes = rows.session if keep is None else compress(rows.session, keep)
-    out: Counter[str] = Counter()
-    names = rows.sessions.values
-    for code, n in Counter(codes).items():
+def named_rows(rows: ContinuityRows, keep: list[bool] | None = None) -> dict[str, tuple[int, dict[str, int]]]:
+    """Per session id the decision log lines name (`sessionId`, newer senpi builds), over the rows `keep`
+    selects (all when None): its first such row and its lines by kind, in the order a line first named each.
+    What `log_lines_by_session` and `log_sessions` read, counted once on the columns (or stored with the log:
+    `core.state.logview`)."""
+    names, kind_names = rows.sessions.values, rows.kinds.values
+    n = len(rows)
+    index = range(n) if keep is None else list(compress(range(n), keep))
+    codes = rows.session if keep is None else array("i", compress(rows.session, keep))
+    kinds = rows.kind if keep is None else array(rows.kind.typecode, compress(rows.kind, keep))
+    first = dict(zip(reversed(codes), reversed(index), strict=True))  # code -> its first row (later rows overwrite)
+    first.pop(NO_SESSION, None)
+    found: dict[int, dict[str, int]] = {code: {} for code in sorted(first, key=first.__getitem__)}
+    for (code, kind), count in Counter(zip(codes, kinds, strict=True)).items():
         if code != NO_SESSION:
-            out[names[code]] += n
+            by_kind = found[code]
+            by_kind[kind_names[kind]] = by_kind.get(kind_names[kind], 0) + count
+    return {names[code]: (first[code], by_kind) for code, by_kind in found.items()}
+
+
+def log_lines_by_session(
+    rows: ContinuityRows, keep: list[bool] | None = None, named: dict[str, tuple[int, dict[str, int]]] | None = None
+) -> Counter[str]:
+    """Decision log lines per session they name (`sessionId`, newer senpi builds) or were matched to, over the
+    rows `keep` selects (all when None), counted on the columns (`named`: `named_rows` of the same rows)."""
+    if named is None:
+        named = named_rows(rows, keep)
+    out: Counter[str] = Counter({sid: sum(by_kind.values()) for sid, (_, by_kind) in named.items()})
     for row, (matched, _turn) in rows.matched.items():
         if rows.session[row] == NO_SESSION and (keep is None or keep[row]):
             out[matched] += 1
@@ -164,25 +183,17 @@ def log_sessions(
     known: set[str],
     wanted: str | None,
     agent_of_path: Callable[[str], str | None],
+    named: dict[str, tuple[int, dict[str, int]]] | None = None,
 ) -> list[dict[str, Any]]:
     """The sessions only the log names (`sessionId` on lines of newer senpi builds; no transcript read), oldest
-    first, each with its kinds from those lines. `wanted` is `--session` (an id or a prefix of one)."""
-    names = rows.sessions.values
-    n = len(rows)
-    index = range(n) if keep is None else list(compress(range(n), keep))
-    codes = rows.session if keep is None else array("i", compress(rows.session, keep))
-    kinds = rows.kind if keep is None else array(rows.kind.typecode, compress(rows.kind, keep))
-    unknown = {code for code in set(codes) if code != NO_SESSION and names[code] not in known}
-    if not unknown:
+    first, each with its kinds from those lines. `wanted` is `--session` (an id or a prefix of one); `named` is
+    `named_rows` of the same rows."""
+    if named is None:
+        named = named_rows(rows, keep)
+    found = {sid: {"kinds": Counter(by_kind), "first": first} for sid, (first, by_kind) in named.items()
+             if sid not in known}  # fmt: skip
+    if not found:
         return []
-    first = dict(zip(reversed(codes), reversed(index), strict=True))  # code -> its first row (later rows overwrite)
-    counts = Counter(zip(codes, kinds, strict=True))
-    found: dict[str, dict[str, Any]] = {}
-    for code in sorted(unknown, key=first.__getitem__):  # in the order a line first named each
-        found[names[code]] = {"kinds": Counter(), "first": first[code]}
-    for (code, kind), count in counts.items():
-        if code in unknown:
-            found[names[code]]["kinds"][rows.kinds.values[kind]] += count
     if wanted is not None:
         exact = [sid for sid in found if sid == wanted]
         chosen = exact or [sid for sid in found if sid.startswith(wanted)]
@@ -219,5 +230,6 @@ __all__ = [
     "is_call",
     "log_lines_by_session",
     "log_sessions",
+    "named_rows",
     "session_tokens",
 ]

@@ -618,6 +618,18 @@ def redact_report(report: dict[str, Any], *, consume: bool = False) -> dict[str,
     return out
 
 
+def holds_no_secret(value: Any) -> bool:
+    """True when no string of a JSON-like value (keys included) can hold a secret: its JSON text holds no keyword
+    of any rule (the gate `Redactor.turn` uses, `"tokens":` left out as there), so the walk would give it back
+    unchanged and count nothing. The big log's 1,000 sessions only its lines name: walked, ~0.15 s; gated,
+    ~5 ms."""
+    try:
+        data = orjson.dumps(value).replace(_TOKENS_KEY, b"").decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    return not _may_hold_secret(data)
+
+
 def already_redacted(value: Any) -> Any:
     """Mark a part of a report its builder has checked itself (every string in it passed `redact_text` with no
     hit): the walk takes it as it is. The continuity section of a big log is ~50,000 streaks made of a few

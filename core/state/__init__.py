@@ -22,6 +22,7 @@ from core.kernel.stats import LogStats
 from core.logblock import LogBlock
 from core.model import CloseLine, ContinuityLine, LogEvent, Problem, Record, SessionHeader, TranscriptEntry, Turn
 from core.state.attribution import ATTRIBUTION_WINDOW_MS, Attribution, _ByTime
+from core.state.logview import LogView, ViewSink
 from core.state.parking import PARK_IDLE_S, Parking
 from core.state.session import SessionState
 from core.state.tree import Tree
@@ -49,6 +50,10 @@ class LogState:
         self.stats = LogStats(rows=self.continuity)
         self.other_events: dict[str, int] = {}
         self.provider_errors: int = 0
+        #: the report aggregates of these rows stored by the index, and where a report hands the ones it builds
+        #: (`core.state.logview`)
+        self.view: LogView | None = None
+        self.view_sink: ViewSink | None = None
 
     def count_other(self, event: str, n: int = 1) -> None:
         self.other_events[event] = self.other_events.get(event, 0) + n

@@ -22,7 +22,10 @@ from core.index import ENV_DIR
 from tests.index_support import DEMO
 from tui.cli import main
 
-OPS = ("append", "append", "append", "log", "rotate", "copytruncate", "truncate", "replace", "delete", "new", "sidecar")
+OPS = (
+    "append", "append", "append", "log", "rotate", "copytruncate", "truncate", "replace", "delete", "new", "sidecar",
+    "again",  # nothing changed: the run reads the log's report view the previous run stored (`core.state.logview`)
+)  # fmt: skip
 
 
 @contextmanager

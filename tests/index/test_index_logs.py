@@ -5,13 +5,16 @@ them and reads the log again. Each case compares with the `--no-cache` report of
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
+import zlib
 from array import array
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from core.index import Index, index_path
@@ -92,6 +95,7 @@ def test_a_log_a_cold_read_sees_differently_is_read_again(tmp_path: Path, runs: 
         ("log_state", "data", b"not zlib"),
         ("log_chunks", "rows", 10**6),
         ("log_streaks", "data", b"\x78\x9c\x03\x00\x00\x00\x00\x01"),
+        ("log_view", "data", b"not zlib"),
     ],
 )
 def test_damaged_log_rows_are_dropped_with_a_notice(
@@ -128,3 +132,165 @@ def test_a_dashboard_stores_no_log_lines(tmp_path: Path) -> None:
     engine.close()
     assert stored("SELECT count(*) FROM log_chunks") == [(0,)]
     assert stored("SELECT count(*) FROM streams WHERE unit = 'log'") == [(0,)]
+
+
+def _named_log(tmp_path: Path) -> Path:
+    """The report tests' agent dir with decision lines that name sessions by `sessionId` (newer senpi builds):
+    some the transcripts hold, some only the log names, one named before and after a run of unnamed lines."""
+    root = agent(tmp_path)
+    lines = []
+    for i, sid in enumerate(["0198f0a1-log-only-1", "0198f0a1-log-only-2", None, "0198f0a1-log-only-1"] * 3):
+        obj = json.loads(log_line(700 + i, ["flatten", "fork", "delta"][i % 3], "prefix_mismatch", i))
+        if sid is not None:
+            obj["sessionId"] = sid
+        lines.append(json.dumps(obj))
+    with (root / "logs" / "session.log").open("a") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return root
+
+
+def _from_columns_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report that builds its log aggregates from the columns fails (it must read the stored view)."""
+    import core.report.build as build
+
+    def boom(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("built from the columns")
+
+    monkeypatch.setattr(build, "timeline_rows", boom)
+    monkeypatch.setattr(build, "named_rows", boom)
+
+
+def test_a_report_of_the_same_rows_reads_the_stored_view(
+    tmp_path: Path, runs: list[Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first report stores its log aggregates with the rows (`log_view`); the next one of the same rows reads
+    them instead of the columns, and equals the cold report, with every option that reads the whole log."""
+    root = _named_log(tmp_path)
+    want = {
+        extra: cold([root], tmp_path, *extra) for extra in [(), ("--session", "0198f0a1-log-only"), ("--no-redact",)]
+    }
+    assert report([root], tmp_path) == want[()]
+    events = want[()]["continuity"]["events"]
+    closes = sum(want[()]["continuity"]["closes"].values())
+    assert stored("SELECT rows, closes, events FROM log_view") == [(events, closes, events)]
+    assert any(s["turns"] == 0 and s["log_lines"] for s in want[()]["sessions"])  # sessions only the log names
+    with monkeypatch.context() as patched:
+        _from_columns_fails(patched)
+        for extra, expected in want.items():
+            assert report([root], tmp_path, *extra) == expected, extra
+    assert "log lines from the index" in runs[-1].status
+    # a window reads the columns (the view is of every line), and still equals cold
+    window = ("--since", "2026-08-04T00:10:00Z")
+    assert report([root], tmp_path, *window) == cold([root], tmp_path, *window)
+
+
+def test_a_view_of_other_rows_is_not_read(tmp_path: Path, runs: list[Index], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines appended since the view was stored: the report builds from the columns (as cold) and stores the view of
+    the new rows."""
+    root = _named_log(tmp_path)
+    report([root], tmp_path)
+    with (root / "logs" / "session.log").open("a") as fh:
+        fh.write(log_line(990, "fork", "prefix_mismatch", 3) + "\n")
+    want = cold([root], tmp_path)
+    assert report([root], tmp_path) == want
+    events = want["continuity"]["events"]
+    assert stored("SELECT rows, events FROM log_view") == [(events, events)]
+    with monkeypatch.context() as patched:
+        _from_columns_fails(patched)
+        assert report([root], tmp_path) == want
+
+
+def test_a_view_is_stored_only_with_the_rows_it_was_built_from(tmp_path: Path) -> None:
+    """A report whose log the store does not hold (a dashboard's scope, or the log not written) stores no view."""
+    from core.engine import READ_CHUNK
+    from core.report import build_report
+    from tui.commands import open_engine
+
+    data = demo_without_recordings(tmp_path)
+    engine = open_engine([data], [])
+    index = Index.for_engine(engine, volatile=[], mode="live")
+    index.restore(engine)
+    engine.read_all(READ_CHUNK)
+    index.commit(engine)
+    build_report(engine)
+    index.close()
+    engine.close()
+    assert stored("SELECT count(*) FROM log_view") == [(0,)]
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [
+        b"not zlib",
+        zlib.compress(b"\x93\x01\x02\x03"),  # an array of three ints, not (section, named)
+        None,  # a view that names a row the log has not
+    ],
+)
+def test_a_damaged_view_is_dropped_with_a_notice(tmp_path: Path, capsys: Any, blob: bytes | None) -> None:
+    root = _named_log(tmp_path)
+    want = report([root], tmp_path)
+    conn = sqlite3.connect(index_path())
+    if blob is None:
+        (rows, data) = conn.execute("SELECT rows, data FROM log_view").fetchone()
+        packed = msgspec.msgpack.decode(zlib.decompress(data))
+        for entry in packed[1].values():
+            entry[0] = rows + 5
+        blob = zlib.compress(msgspec.msgpack.encode(packed))
+    conn.execute("UPDATE log_view SET data = ?", (blob,))
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert report([root], tmp_path) == want == cold([root], tmp_path)
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+    assert report([root], tmp_path) == want
+
+
+def test_stored_streaks_are_decoded_when_first_read() -> None:
+    """`StoredStreaks`: its length counts the stored and the appended, the appended ones are read without decoding
+    the stored, and any other read decodes them first, in order."""
+    from core.index.logs import StoredStreaks
+    from core.kernel.stats import Streak
+
+    old = [Streak("fork", "r", 3, 1, 2, "", "", 1, 2), Streak("flatten", "s", 2, None, None, "x", "y", None, 9)]
+    lazy = StoredStreaks([msgspec.msgpack.encode(msgspec.to_builtins(old))], 2)
+    new = Streak("bootstrap", "t", 2, 5, 6, "", "", None, None)
+    lazy.append(new)
+    assert len(lazy) == 3 and lazy.pending
+    assert lazy[2:] == [new] and lazy.pending
+    assert list(lazy) == [*old, new] and not lazy.pending
+    assert lazy[2:] == [new] and lazy[0] == old[0] and len(lazy) == 3
+
+
+def test_damaged_streaks_are_found_before_a_report_reads_them(tmp_path: Path, capsys: Any) -> None:
+    """Stored streaks are decoded only for a report that reads them (the stored view does not fit): a damage is
+    found then, and the report is the cold one."""
+    root = agent(tmp_path)
+    want = report([root], tmp_path)
+    conn = sqlite3.connect(index_path())
+    conn.execute("UPDATE log_streaks SET data = ?", (zlib.compress(msgspec.msgpack.encode([{"kind": 1}])),))
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert report([root], tmp_path) == want  # the view fits: the streaks are not read
+    assert not capsys.readouterr().err.strip()
+    with (root / "logs" / "session.log").open("a") as fh:
+        fh.write(log_line(990, "fork", "prefix_mismatch", 3) + "\n")
+    assert report([root], tmp_path) == cold([root], tmp_path)
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+
+
+def test_a_log_whose_reason_holds_a_secret_stores_no_view(tmp_path: Path) -> None:
+    """A reason the report's redaction changes (a secret in the log): neither the rows nor the view are stored,
+    and every report is the cold one (redacted)."""
+    from tests.secret_kinds import ANTHROPIC
+
+    root = _named_log(tmp_path)
+    with (root / "logs" / "session.log").open("a") as fh:
+        fh.write(log_line(995, "fork", f"key {ANTHROPIC}", 3) + "\n")
+    want = cold([root], tmp_path)
+    assert ANTHROPIC not in json.dumps(want)
+    assert report([root], tmp_path) == want == report([root], tmp_path)
+    assert stored("SELECT count(*) FROM log_view") == [(0,)]
+    assert all(ANTHROPIC.encode() not in bytes(blob) for (blob,) in stored("SELECT data FROM log_columns"))
