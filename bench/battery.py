@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -121,16 +122,22 @@ class Live:
         self.slow_until = time.monotonic() + slow_for
         self.rng = random.Random(11)
         self.stop = threading.Event()
+        #: exceptions that ended the ingest thread (the dashboard's worker would die the same way): a traceback
+        self.tracebacks = 0
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        while not self.stop.is_set():
-            result = self.engine.poll(512 << 10)
-            if time.monotonic() < self.slow_until:
-                time.sleep(self.rng.uniform(0.35, 0.6))
-            elif not (result.lines or result.changed):
-                self.engine.wait(1.0)
+        try:
+            while not self.stop.is_set():
+                result = self.engine.poll(512 << 10)
+                if time.monotonic() < self.slow_until:
+                    time.sleep(self.rng.uniform(0.35, 0.6))
+                elif not (result.lines or result.changed):
+                    self.engine.wait(1.0)
+        except Exception:
+            self.tracebacks += 1
+            traceback.print_exc()
 
     def settle(self, quiet: float = 2.0, limit: float = 60.0) -> float:
         """Until nothing new was counted for ``quiet`` s and nothing is pending; returns the seconds taken."""
@@ -273,6 +280,7 @@ def live_case(
         lines=written,
         lost=len(missing),
         doubled=sum(1 for v in counts.values() if v > 1),
+        tracebacks=live.tracebacks,
         copytruncate_window=len(allowed),
         problems=len(problems),
         reset_notices=resets,

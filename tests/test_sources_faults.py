@@ -244,7 +244,9 @@ def test_copytruncate_under_a_live_writer_loses_only_what_copytruncate_itself_lo
         len(unexplained),
         [w for w in lost_windows if w[0] > unexplained[0] - 5000][:3],
     )
-    assert len(seen) > 10_000
+    # the run did real work: most of what was written was read (a count of lines, not a speed: a loaded suite's
+    # writer wrote 9,850 lines in those 1.5 s, an idle one ~25,000, and `> 10_000` failed the suite for it)
+    assert len(seen) > 1000 and len(seen) >= written[0] // 2
 
 
 # ---------------------------------------------------------------------------- unreadable .1

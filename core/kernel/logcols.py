@@ -180,8 +180,9 @@ class _Table:
     def _translate(self, name: str, table: list[int], codes: bytearray | bytes | array[int]) -> None:
         """Append `table[c]` for each block code `c` (one `bytes.translate` while everything fits a byte)."""
         column: array[int] = getattr(self, name)
-        if column.typecode == "B" and not isinstance(codes, array) and max(table, default=0) < 256:
-            column.frombytes(codes.translate(bytes(table).ljust(256, b"\0")))
+        # byte codes index the first 256 entries (a block may know more pairs: 600 reasons, a numbered log)
+        if column.typecode == "B" and not isinstance(codes, array) and max(table[:256], default=0) < 256:
+            column.frombytes(codes.translate(bytes(table[:256]).ljust(256, b"\0")))
         else:
             self._extend(name, map(table.__getitem__, codes))
 
@@ -277,8 +278,8 @@ class _Table:
                     else:
                         self._extend(name, column)  # every row names none
                     continue
-                if typecode == "B" and getattr(self, name).typecode == "B" and max(table, default=0) < 256:
-                    getattr(self, name).frombytes(column.tobytes().translate(bytes(table).ljust(256, b"\0")))
+                if typecode == "B" and getattr(self, name).typecode == "B" and max(table[:256], default=0) < 256:
+                    getattr(self, name).frombytes(column.tobytes().translate(bytes(table[:256]).ljust(256, b"\0")))
                 else:
                     self._extend(name, map(table.__getitem__, column))
                 continue
