@@ -432,24 +432,34 @@ def test_the_file_cap_is_in_the_report_and_counts_what_it_left_out(
 
 def test_ten_rotations_a_second_are_rotations_never_resets(logs: Path) -> None:
     """senpi's rotation (rename to .1, a new file at the next write) every 0.1 s for 3 s, with polls at random
-    gaps (some long enough for two rotations in between): every line once, and no deleted/recreated/replaced."""
+    gaps (0.01-0.15 s): every line once, and no deleted/recreated/replaced.
+
+    No watcher here, so a generation no poll has looked at cannot be read once the next rotation renames over it
+    (docs/guarantees.md, known limits): the writer never rotates a generation before a poll that began after it
+    was created has ended. On an idle machine that gate never holds it (10 rotations a second); under load
+    (a stalled writer catching up rotated every 2 ms; a stalled poller saw 1 of 9,939 lines lost in a loaded
+    suite) the pace drops instead of the test measuring the machine."""
     import random
 
     log = logs / "session.log"
     stop = threading.Event()
     written = [0]
+    polls = {"started": 0, "done": 0}
 
     def writer() -> None:
         rng = random.Random(7)
         next_rotation = time.monotonic() + 0.1
+        created_before: int | None = None  # polls started before the current generation existed
         while not stop.is_set():
             with open(log, "ab") as fh:
                 for _ in range(rng.randint(1, 20)):
                     fh.write(f"W-{written[0]:07d}\n".encode())
                     written[0] += 1
-            if time.monotonic() >= next_rotation:
+            if created_before is None:
+                created_before = polls["started"]
+            if time.monotonic() >= next_rotation and polls["done"] > created_before:
                 os.replace(log, logs / "session.log.1")
-                next_rotation += 0.1
+                next_rotation, created_before = time.monotonic() + 0.1, None
             time.sleep(0.002)
 
     rng = random.Random(11)
@@ -459,8 +469,10 @@ def test_ten_rotations_a_second_are_rotations_never_resets(logs: Path) -> None:
         th.start()
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline:
+            polls["started"] += 1
             t.add(src.poll())
-            time.sleep(rng.choice([0.01, 0.03, 0.08, 0.15]))  # under two rotations: each file is seen once
+            polls["done"] += 1
+            time.sleep(rng.choice([0.01, 0.03, 0.08, 0.15]))
         stop.set()
         th.join()
         t.drain(src)
