@@ -58,6 +58,8 @@ class Apart:
     stats: list[SourceStat]
     session: SessionState
     problems: list[Problem]
+    held: dict[str, tuple[int, int]]
+    """Per record handler with a bound on what it holds (`pending_limit`): (records it took, the bound)."""
 
 
 def candidates(engine: Engine) -> list[tuple[str, list[str], int]]:
@@ -172,7 +174,13 @@ def read_transcript(path: str, paths: list[str]) -> bytes | None:
             return None  # it grew while it was read: the polls read it
         formats = {p: engine.adapters[p].name for p in paths}
         stats = [engine.stats[p] for p in paths]
-        return pickle.dumps(Apart(snaps, formats, stats, session, list(state.problems)), protocol=5)
+        held = {
+            type(handler).__qualname__: (handler.recorded, handler.pending_limit)
+            for handlers in state.handlers.values()
+            for handler in handlers
+            if hasattr(handler, "pending_limit")
+        }
+        return pickle.dumps(Apart(snaps, formats, stats, session, list(state.problems), held), protocol=5)
     finally:
         engine.close()
 
@@ -191,6 +199,13 @@ def read_apart(engine: Engine, pool: LogPool) -> list[Apart] | None:
     for i, future in zip(by_size, futures, strict=True):
         results[i] = future.result()
     taken = [pickle.loads(data) for data in results if data is not None]  # our own workers' bytes, not a file's
+    totals: dict[str, list[int]] = {}
+    for apart in taken:
+        for name, (n, limit) in apart.held.items():
+            total = totals.setdefault(name, [0, limit])
+            total[0] += n
+    if any(n >= limit for n, limit in totals.values()):
+        return None  # a cold drain could hold that many at once and drop the rest: only it gives its bytes
     return taken if len(taken) >= MIN_FILES else None
 
 

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 import core.session_pool
+from core.agents.senpi.commit import RecordingMatcher
 from core.demo.sim.generator import generate
 from core.demo.sim.sink import DEFAULT_ROTATE_BYTES
 from core.engine import Engine
@@ -166,4 +167,16 @@ def test_a_history_the_pool_cannot_settle_is_read_again_in_this_process(
     monkeypatch.setattr(core.session_pool, "settle", lambda engine, adopted, chunk: False)
     two_bytes = _report([corpus], jobs=2)[1]
     assert counted["adopted"] >= 15
+    assert two_bytes == one_bytes
+
+
+def test_recordings_a_cold_drain_could_drop_leave_the_history_to_this_process(
+    corpus: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold drain keeps a bounded number of recordings waiting for their turn and drops the rest; read apart,
+    none would wait that long. With more recordings than the bound the pool does not read the history."""
+    one_bytes = _report([corpus], jobs=1)[1]
+    monkeypatch.setattr(RecordingMatcher, "pending_limit", 10)
+    two_bytes = _report([corpus], jobs=2)[1]
+    assert counted["adopted"] == 0
     assert two_bytes == one_bytes
