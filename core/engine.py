@@ -84,6 +84,7 @@ class Engine:
         park_after_s: float | None = PARK_IDLE_S,
         clock: Callable[[], float] = time.time,
         jobs: int = 1,
+        settle_apart: Callable[[Engine, Adopted, int], bool] | None = None,
     ) -> None:
         """``newest_first``: a budget-limited `poll` reads the most recently modified files first (a dashboard:
         the newest sessions are on screen at once, history fills in behind; see `Sources`).
@@ -91,10 +92,13 @@ class Engine:
         (by ``clock``, against the file's mtime; `read_all` parks every fully read one); None never parks.
         ``jobs``: worker processes a report's drain reads the transcripts with before anything else
         (`core.session_pool`), and a big log's rest once it is the only file left (`core.pool`); 1 reads
-        everything in this process (the same report either way)."""
+        everything in this process (the same report either way). ``settle_apart``: what puts a drain that read
+        the transcripts apart in a cold drain's order (`core.index.apart.settle`, or False: read it all again);
+        without it they are not read apart."""
         self.jobs = max(1, jobs)
         self._log_pool: LogPool | None = None
         self._apart_tried = False  # the transcripts were offered to the pool once (`_read_sessions_apart`)
+        self._settle_apart = settle_apart
         self._park_after = park_after_s
         self._clock = clock
         self._park_checked = float("-inf")
@@ -213,11 +217,9 @@ class Engine:
             left = now
         if self._park_after is not None:
             self.park_idle(0.0)  # whatever a poll's paths did not name (belt and braces: one full pass)
-        if apart is not None:
-            from core.session_pool import settle
-
+        if apart is not None and self._settle_apart is not None:
             with self.lock:
-                settled = settle(self, apart, chunk)
+                settled = self._settle_apart(self, apart, chunk)
             if not settled:  # this run cannot give what a cold drain gives: read it all again, in this process
                 self._start_over()
                 self.read_all(chunk)
@@ -231,6 +233,7 @@ class Engine:
         files read round-robin): what the pool gives is then put in a cold drain's order after it."""
         if (
             self._apart_tried
+            or self._settle_apart is None
             or self._after_poll is not None
             or self._first_poll is not None
             or self.stats

@@ -11,11 +11,12 @@ be read apart) by its polls, as a run resumed from the index does.
 
 What the files read together decide depends on the order they are read in, and a run that took the
 transcripts first met them in another order than a cold drain; what puts that back is the index's own, checked
-against cold drains (`core.index.run`, `core.sources.order`): the sessions in the order a cold drain makes them,
-log lines paired with calls as a cold drain pairs them, and the build evidence log lines credit. A session read
+against cold drains (`core.index.apart.settle`, which the engine is handed: this layer is below the index):
+the sessions in the order a cold drain makes them, log lines paired with calls as a cold drain pairs them, and
+the build evidence log lines credit. A session read
 apart has no build-profile tracker (the chosen profile is in `session.profile`, as for a stored one), so it is
 exact when a cold drain credits it no log line (the log is read before the transcripts, or names no session);
-anything else, and the whole history is read again in this process (`settle` says False). So `--jobs N` gives
+anything else, and the whole history is read again in this process (the settle says False). So `--jobs N` gives
 the bytes `--jobs 1` gives: `tests/test_session_pool.py` checks it report for report.
 
 What is not read apart: a transcript with a file beside it (a restart sidecar, a rotated generation), one whose
@@ -238,32 +239,3 @@ def adopt(engine: Engine, taken: list[Apart]) -> Adopted | None:
     if reason is not None:
         return None
     return Adopted({s.key: s for s in sessions}, [snap.logical for a in taken for snap in a.snaps])
-
-
-def settle(engine: Engine, adopted: Adopted, chunk: int) -> bool:
-    """After the drain: what depends on the order files are read in, as a cold drain of `chunk`-byte polls has
-    it (the sessions' order, log lines paired with calls), or False when this run cannot give it (a log line a
-    cold drain credits to a session read apart as build evidence): then read everything cold."""
-    from core.agents.senpi.profiles import ProfileTracker
-    from core.index.run import _cold_session_order, _log_credits
-    from core.sources.order import DrainOrder
-    from core.state.attribution import cold_pairs
-
-    state = engine.state
-    for key in adopted.sessions:
-        session = state.sessions.get(key)
-        tracker = session.analyzer(ProfileTracker) if session is not None else None
-        if tracker is not None and tracker.evidence.session_id_lines:
-            return False  # rebuilt (a recording woke it) and credited after: a cold drain read those lines first
-    layout = engine.sources.layout()
-    sizes = {logical: sum(size for _, size in gens) for logical, gens in layout}
-    cold = DrainOrder(layout, chunk)
-    warm = DrainOrder(layout, chunk, {logical: sizes.get(logical, 0) for logical in adopted.streams})
-    kept = {key: s for key in adopted.sessions if (s := state.sessions.get(key)) is not None}
-    _, reason = _log_credits(engine, cold, warm, {}, kept, dict.fromkeys(adopted.sessions, (0, 0)))
-    if reason is not None:
-        return False
-    _cold_session_order(engine, cold)
-    if any(turn.logged is not None for session in state.sessions.values() for turn in session.turns):
-        state.adopt_pairs(cold_pairs(state, layout, chunk))
-    return True

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+import core.index.apart
 import core.session_pool
 from core.agents.senpi.commit import RecordingMatcher
 from core.demo.sim.generator import generate
@@ -28,7 +29,7 @@ DEMO = REPO / "core" / "demo" / "data"
 
 
 def _report(paths: list[Path], jobs: int) -> tuple[dict[str, Any], bytes]:
-    engine = Engine(paths, jobs=jobs)
+    engine = Engine(paths, jobs=jobs, settle_apart=lambda *args: core.index.apart.settle(*args))
     try:
         engine.drain()
         report = build_report(engine, ReportOptions(now_ms=0))
@@ -43,7 +44,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """The pool reads any history (no size floor); `counted["adopted"]` says how many sessions it took."""
     monkeypatch.setattr(core.session_pool, "MIN_BYTES", 0)
     seen = {"adopted": 0, "settled": 0, "cold": 0}
-    adopt, settle = core.session_pool.adopt, core.session_pool.settle
+    adopt, settle = core.session_pool.adopt, core.index.apart.settle
 
     def counting_adopt(engine: Engine, taken: list[Any]) -> Any:
         out = adopt(engine, taken)
@@ -56,7 +57,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         return ok
 
     monkeypatch.setattr(core.session_pool, "adopt", counting_adopt)
-    monkeypatch.setattr(core.session_pool, "settle", counting_settle)
+    monkeypatch.setattr(core.index.apart, "settle", counting_settle)
     return seen
 
 
@@ -91,7 +92,7 @@ def test_senpi_live_read_apart_keeps_every_decision(tmp_path: Path, counted: dic
 def test_the_demo_read_apart_renders_the_same_reports(counted: dict[str, int]) -> None:
     outputs: dict[int, list[bytes]] = {}
     for jobs in (1, 2):
-        engine = Engine([DEMO], jobs=jobs)
+        engine = Engine([DEMO], jobs=jobs, settle_apart=lambda *args: core.index.apart.settle(*args))
         try:
             engine.drain()
             report = build_report(engine, ReportOptions(now_ms=0))
@@ -164,7 +165,7 @@ def test_a_history_the_pool_cannot_settle_is_read_again_in_this_process(
     """When `settle` says the pooled run cannot give what a cold drain gives (a log line a cold drain credits to
     a session read apart), the engine forgets what it read and reads everything again itself: the same bytes."""
     one_bytes = _report([corpus], jobs=1)[1]
-    monkeypatch.setattr(core.session_pool, "settle", lambda engine, adopted, chunk: False)
+    monkeypatch.setattr(core.index.apart, "settle", lambda engine, adopted, chunk: False)
     two_bytes = _report([corpus], jobs=2)[1]
     assert counted["adopted"] >= 15
     assert two_bytes == one_bytes
