@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.agents import adapter_named, agent_of, sniff
 from core.formats.base import Adapter, load_object
@@ -30,6 +31,9 @@ from core.sources.reread import FileReread
 from core.sources.tail import StreamSnap
 from core.state import PARK_IDLE_S, LogState, SessionState, State
 from core.timeutil import now_ms
+
+if TYPE_CHECKING:
+    from core.session_pool import Adopted
 
 #: Lines of a file not yet recognised are held (bounded) until one line tells its format.
 SNIFF_HOLD_LINES = 50
@@ -80,15 +84,21 @@ class Engine:
         park_after_s: float | None = PARK_IDLE_S,
         clock: Callable[[], float] = time.time,
         jobs: int = 1,
+        settle_apart: Callable[[Engine, Adopted, int], bool] | None = None,
     ) -> None:
         """``newest_first``: a budget-limited `poll` reads the most recently modified files first (a dashboard:
         the newest sessions are on screen at once, history fills in behind; see `Sources`).
         ``park_after_s``: a poll parks sessions whose transcript is read to its end and unmodified that long
         (by ``clock``, against the file's mtime; `read_all` parks every fully read one); None never parks.
-        ``jobs``: worker processes a big log's rest is read with once it is the only file left (`core.pool`);
-        1 reads everything in this process (the same state either way)."""
+        ``jobs``: worker processes a report's drain reads the transcripts with before anything else
+        (`core.session_pool`), and a big log's rest once it is the only file left (`core.pool`); 1 reads
+        everything in this process (the same report either way). ``settle_apart``: what puts a drain that read
+        the transcripts apart in a cold drain's order (`core.index.apart.settle`, or False: read it all again);
+        without it they are not read apart."""
         self.jobs = max(1, jobs)
         self._log_pool: LogPool | None = None
+        self._apart_tried = False  # the transcripts were offered to the pool once (`_read_sessions_apart`)
+        self._settle_apart = settle_apart
         self._park_after = park_after_s
         self._clock = clock
         self._park_checked = float("-inf")
@@ -191,7 +201,9 @@ class Engine:
     def read_all(self, chunk: int = READ_CHUNK) -> None:
         """The reading half of `drain`: poll until nothing is left, then settle the order (see `settle_order`)."""
         left: int | None = None
+        apart = None
         if self.jobs > 1 and self.polls == 0:
+            apart = self._read_sessions_apart()
             self.poll(0)  # discovery only: a lone big log is then read apart from its first byte
         while True:
             result = self.poll(chunk)
@@ -205,7 +217,63 @@ class Engine:
             left = now
         if self._park_after is not None:
             self.park_idle(0.0)  # whatever a poll's paths did not name (belt and braces: one full pass)
+        if apart is not None and self._settle_apart is not None:
+            with self.lock:
+                settled = self._settle_apart(self, apart, chunk)
+            if not settled:  # this run cannot give what a cold drain gives: read it all again, in this process
+                self._start_over()
+                self.read_all(chunk)
+                return
         self.settle_order()
+
+    def _read_sessions_apart(self) -> Adopted | None:
+        """Before the first poll of a report's drain: every transcript that can be read alone read in the
+        process pool and adopted as parked sessions (`core.session_pool`); the adopted sessions by key, or
+        None when the polls read everything. Only a plain cold drain does it (no persistent index, no watcher,
+        files read round-robin): what the pool gives is then put in a cold drain's order after it."""
+        if (
+            self._apart_tried
+            or self._settle_apart is None
+            or self._after_poll is not None
+            or self._first_poll is not None
+            or self.stats
+            or self.sources.newest_first
+        ):
+            return None
+        self._apart_tried = True
+        from core.session_pool import adopt, read_apart
+
+        if self._log_pool is None:
+            self._log_pool = LogPool(self.jobs)
+        try:
+            taken = read_apart(self, self._log_pool)
+        except Exception:
+            # no pool in this process (a worker could not start, or died): nothing was read, the polls read
+            # everything, and the pool is not tried again
+            self._log_pool.close()
+            self.jobs = 1
+            return None
+        if taken is None:
+            return None
+        return adopt(self, taken)
+
+    def _start_over(self) -> None:
+        """Forget everything read: the next `read_all` reads every file again from its first byte."""
+        with self.lock:
+            self.sources.close()
+            self.sources = Sources(self.roots, newest_first=self.sources.newest_first, blocks=True)
+            self.state = State(self.reread)
+            self.adapters = {}
+            self.stats = {}
+            self._pending = {}
+            self.ignored = set()
+            self.rotations = 0
+            self._partials_reported = set()
+            self._documents = set()
+            self.total_lines = self.total_bytes = self.resets = 0
+            self.source_resets = Counter()
+            self.polls = 0
+            self._park_checked = float("-inf")
 
     def settle_order(self) -> None:
         """Put per-file sources and problems in discovery order, whatever order the polls read the files in.

@@ -11,7 +11,14 @@ from typing import Any
 import orjson
 import pytest
 
-from core.kernel.canonical import UNDEFINED, canonical_bytes, canonical_json, digest
+from core.kernel.canonical import (
+    UNDEFINED,
+    _orjson_exact,
+    canonical_bytes,
+    canonical_json,
+    digest,
+    exact_canonical_bytes,
+)
 
 VECTORS = json.loads((Path(__file__).resolve().parent / "data" / "senpi-digest-vectors.json").read_text())
 
@@ -22,11 +29,12 @@ def _same(value: Any) -> None:
         expected: Any = canonical_json(value).encode("utf-8")
     except Exception as exc:
         expected = type(exc)
-    try:
-        got: Any = canonical_bytes(value)
-    except Exception as exc:
-        got = type(exc)
-    assert got == expected
+    for writer in (canonical_bytes, exact_canonical_bytes):  # with and without the orjson sorted-keys path
+        try:
+            got: Any = writer(value)
+        except Exception as exc:
+            got = type(exc)
+        assert got == expected
 
 
 def test_orjson_escapes_every_string_like_encode_basestring() -> None:
@@ -105,3 +113,40 @@ def test_random_values() -> None:
         v = value(0)
         if v is not UNDEFINED:
             _same(v)
+
+
+def test_the_orjson_sorted_keys_path_is_taken_where_it_is_exact() -> None:
+    """Plain message shapes go through `orjson.dumps(OPT_SORT_KEYS)`; anything whose bytes it would get wrong
+    (localeCompare order that is not code-point order, array-index keys, floats, big integers, `undefined`)
+    does not, and the bytes are the exact writer's either way."""
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "é 😀 \u2028"},
+            {"type": "toolCall", "id": "t1", "arguments": {"path": "a"}},
+        ],
+        "usage": {"input": 12, "output": 3, "cacheRead": 0},
+        "stopReason": "stop",
+    }
+    assert _orjson_exact(message, 0)
+    assert canonical_bytes(message) == orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    _same(message)
+    for inexact in (
+        {"a": 1, "B": 2},  # localeCompare: a < B; code points: B < a
+        {"a1": 1, "a_b": 2},  # localeCompare: a_b < a1
+        {"10": 1, "2": 2},  # array indices come first, numerically
+        {"x": 1.5},
+        {"x": 2.0},  # JavaScript writes 2
+        {"x": 2**53 + 1},
+        {"x": UNDEFINED},
+        {"x": (1, 2)},
+    ):
+        assert not _orjson_exact(inexact, 0)
+        _same(inexact)
+
+
+def test_fixture_vectors_with_and_without_the_orjson_path() -> None:
+    """The node-made vectors: both writers give node's bytes."""
+    for vector in VECTORS["digests"]:
+        assert exact_canonical_bytes(vector["input"]) == vector["canonical"].encode("utf-8")
+        assert canonical_bytes(vector["input"]) == vector["canonical"].encode("utf-8")

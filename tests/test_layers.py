@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sources", ("core.sources",)),
     ("agents", ("core.agents",)),
     ("state", ("core.state",)),
-    ("engine", ("core.engine", "core.pool")),
+    ("engine", ("core.engine", "core.pool", "core.session_pool")),
     ("report", ("core.report",)),
     ("index", ("core.index",)),
     ("demo", ("core.demo",)),

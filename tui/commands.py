@@ -90,8 +90,17 @@ def open_engine(paths: list[Path], volatile: list[str], *, watch: bool = False, 
         volatility.configure(volatile)
     from core.pool import default_jobs
 
+    settle_apart = None
+    if not watch:  # a drain may read the transcripts apart (`core.session_pool`), then put them in cold order
+        from core.index.apart import settle as settle_apart
     # a live dashboard shows the newest sessions first
-    return Engine(paths, watch=watch, newest_first=watch, jobs=default_jobs() if jobs is None else jobs)
+    return Engine(
+        paths,
+        watch=watch,
+        newest_first=watch,
+        jobs=default_jobs() if jobs is None else jobs,
+        settle_apart=settle_apart,
+    )
 
 
 def _readable(engine: Engine) -> bool:

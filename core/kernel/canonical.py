@@ -272,8 +272,75 @@ def _leaf_bytes(value: Any, parts: list[bytes]) -> None:
         raise _Slow
 
 
+# ------------------------------------------------------------------------------- orjson sorted-keys path
+# `orjson.dumps(value, option=OPT_SORT_KEYS)` writes exactly senpi's bytes when every object's keys sort the same
+# by code point (orjson's order) as by `_key_order` (localeCompare, array indices first), no value is
+# `UNDEFINED` (dropped by senpi, unknown to orjson), no number is a float (orjson writes `1.0`, JavaScript `1`)
+# or an integer beyond 2^53 (JavaScript rounds it), and the containers are exact dicts and lists. That held for
+# every hashed value of the 100 MB bench corpus (14,517 lines, 4,533 assistant and 6,562 sent projections:
+# shared/reviews/performance.md §2). `_orjson_exact` proves it with a walk that only looks (no writing, no
+# per-string escaping: orjson does that in C), the key test cached per key tuple; a value it cannot vouch for
+# goes to `_write_bytes`, and `tests/test_canonical_bytes.py` checks the three writers agree.
+
+
+@lru_cache(maxsize=_MAX_PLANS)
+def _code_point_order(keys: tuple[str, ...]) -> bool:
+    """True when `_key_order(keys)` is plain code-point order (what orjson's OPT_SORT_KEYS writes)."""
+    if any(type(key) is not str for key in keys):
+        return False
+    return _key_order(keys) == tuple(sorted(keys))
+
+
+def _orjson_exact(value: Any, depth: int) -> bool:
+    """True when `orjson.dumps(value, option=OPT_SORT_KEYS)` is byte for byte senpi's canonical JSON (above);
+    a lone surrogate is not looked for here: orjson refuses it (TypeError) and the caller falls back."""
+    if depth > _FAST_DEPTH:
+        return False
+    kind = type(value)
+    if kind is dict:
+        if not _code_point_order(tuple(value)):
+            return False
+        items: Any = value.values()
+    elif kind is list:
+        items = value
+    else:
+        return _exact_leaf(value)
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            continue
+        if kind is dict or kind is list:
+            if not _orjson_exact(item, depth + 1):
+                return False
+        elif not _exact_leaf(item):
+            return False
+    return True
+
+
+def _exact_leaf(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return True
+    return kind is int and -_MAX_SAFE <= value <= _MAX_SAFE
+
+
+_SORT_KEYS = orjson.OPT_SORT_KEYS
+
+
 def canonical_bytes(value: Any) -> bytes:
     """`canonical_json(value).encode("utf-8")`, written directly as UTF-8 (what every digest hashes)."""
+    if value is UNDEFINED:
+        raise ValueError("JSON.stringify(undefined) is not a string; senpi never hashes undefined")
+    if _orjson_exact(value, 0):
+        try:
+            return orjson.dumps(value, option=_SORT_KEYS)
+        except TypeError:  # a lone surrogate (or orjson's own depth limit): the exact writers below
+            pass
+    return exact_canonical_bytes(value)
+
+
+def exact_canonical_bytes(value: Any) -> bytes:
+    """`canonical_bytes` without the orjson sorted-keys path (the fallback, and its check in the tests)."""
     if value is UNDEFINED:
         raise ValueError("JSON.stringify(undefined) is not a string; senpi never hashes undefined")
     parts: list[bytes] = []

@@ -440,6 +440,9 @@ class RecordingMatcher(RecordHandler):
     """Record handler: turns event recordings into `RecordedCommit`s and attaches them to transcript turns."""
 
     handles = (AgentEvent, TranscriptEntry)
+    #: recordings waiting for their turn are kept up to this many (`core.session_pool` reads a history apart
+    #: only when its recordings could never reach it: then no drain, in any order, drops one)
+    pending_limit = MAX_PENDING_RECORDINGS
 
     def __init__(self, agent: AgentRef, reread: Reread) -> None:
         super().__init__(agent, reread)
