@@ -16,7 +16,6 @@ Ordering matters to the tailer: for a log family the old generation ``X.log.1`` 
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 import time
@@ -35,7 +34,6 @@ __all__ = [
     "rotated_of",
 ]
 
-log = logging.getLogger(__name__)
 
 MAX_FILES = 20_000
 """Hard cap on candidate files per scan: a mistaken root (``/``, ``~``) must not walk the whole disk. What it
@@ -210,7 +208,11 @@ class Scanner:
         self.found = len(found)
         if self.capped and not self._warned_cap:
             self._warned_cap = True
-            log.warning("source scan capped at %d files; %d more are not tailed", self.max_files, self.left_out)
+            import logging  # (on first use: the logging package is ~10 ms CPU of every start-up)
+
+            logging.getLogger(__name__).warning(
+                "source scan capped at %d files; %d more are not tailed", self.max_files, self.left_out
+            )
         paths = list(found)
         paths.sort(key=order_key)
         return paths

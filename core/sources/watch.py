@@ -19,18 +19,24 @@ Design (reference textual-practice §6):
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # watchfiles (and the Rust extension with it) loads only when a watcher starts: `report` never
     from watchfiles import Change
 
 __all__ = ["MAX_HINTS", "DirWatcher"]
 
-log = logging.getLogger(__name__)
+
+def _log() -> Any:
+    """This module's logger, on first use: importing `logging` is ~10 ms CPU of every start-up, and only a
+    failing watch writes to it."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 MAX_HINTS = 4096
 """Changed paths remembered between two polls; beyond that the poll re-stats everything anyway."""
@@ -181,7 +187,7 @@ class DirWatcher:
                             try:
                                 self._on_change(paths)
                             except Exception as exc:  # a hint's follow-up; the poll's own survey is the guarantee
-                                log.debug("on_change for %d paths failed: %s", len(paths), exc)
+                                _log().debug("on_change for %d paths failed: %s", len(paths), exc)
                         self._fired.set()
                     if self._stop.is_set():
                         break
@@ -193,7 +199,7 @@ class DirWatcher:
                         break
             except Exception as exc:  # a watch failure must never stop tailing
                 self.last_error = f"{type(exc).__name__}: {exc}"
-                log.debug("watch on %s failed: %s", present, self.last_error)
+                _log().debug("watch on %s failed: %s", present, self.last_error)
                 self._hint(None)
                 self._fired.set()
                 self._stop.wait(self._retry_s)
