@@ -39,6 +39,8 @@ RANGES_PER_JOB = 4
 """Ranges per worker: more than one lets the engine take the first back while the last are still parsed (it
 merges each range as soon as the ranges before it are in: with 4 a worker, only the last two ranges' merge,
 ~1/4 of it, is left once the workers are done; a range costs its worker ~1 ms more)."""
+WORKER_MODULES = ("core.pool", "core.agents", "core.agents.senpi.formats.logs", "core.agents.senpi.formats.typed_log")
+"""What `parse_range` imports in a worker (preloaded by a fork server)."""
 READ_BLOCK = 1 << 20
 """Bytes a worker hands its adapter at a time (the tailer's read size: the typed decoder's sweet spot)."""
 
@@ -201,8 +203,14 @@ class LogPool:
                 method = "fork"
             else:
                 method = "forkserver" if "forkserver" in methods else "spawn"
+            context = multiprocessing.get_context(method)
+            if method == "forkserver":
+                # the fork server imports what a worker runs once, before it forks them: each worker otherwise
+                # imported the pool, the agents, the adapter, msgspec and the decoder itself while the dashboard
+                # waited for its first range ("__main__" is the default preload, kept)
+                context.set_forkserver_preload(["__main__", *WORKER_MODULES])
             with _real_stderr():
-                self._executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
+                self._executor = ProcessPoolExecutor(self.jobs, mp_context=context)
         return self._executor
 
     def map_ranges(self, adapter_name: str, path: str, ranges: list[tuple[int, int]], max_line: int) -> list[Any]:
