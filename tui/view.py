@@ -487,11 +487,9 @@ class RowIndex:
         self._log_last = max(self._log_last, max(dated, default=self._log_last))
         self._log_seen = n
         self._published = None
-        if in_order and self._log_order is not None:
-            # rows no older than every row taken go last in reading order, where the sort below puts them too:
-            # a live log after one out-of-order read re-sorted all its rows at every poll (1.1M rows: a list
-            # of a million ints a poll, and RSS that grew with it)
-            self._log_order.extend(range(seen, n))
+        # rows no older than every row taken go last in reading order, where the sort below puts them too: the
+        # order covers the rows before them and the view reads every later position as itself (`LogRowView`;
+        # extending it with their indices cost a live log 8 B of RSS a line, and re-sorting per poll far more)
         if not in_order:
             # rows older than rows already taken (a second log read after the first): the table's time order,
             # undated rows staying where they were read, ties in reading order (as `_keyed` sorts turns)
