@@ -552,35 +552,50 @@ class Engine:
         ranges = split_points(path, start, end, self.jobs * RANGES_PER_JOB)
         try:
             futures = self._log_pool.map_ranges(adapter.name, path, ranges, self.sources.max_line_bytes)
-            parts = [future.result() for future in futures]
-        except RangeError:
-            return  # a line the tailer must read itself (over the size limit): the polls read the rest
         except Exception:
-            # no pool in this process (a worker could not start, or died): the polls read the rest, and the
-            # pool is not tried again
-            self._log_pool.close()
-            self.jobs = 1
+            self._no_pool()
             return
-        if any(part.end != b for part, (_, b) in zip(parts, ranges, strict=True)):
-            return  # the file changed while it was read: the polls see what happened
         agent = agent_of(adapter)
-        with self.lock:
-            if not self.sources.advance(path, start, end, sum(part.lines for part in parts)):
-                return
-            stat = self._stat(path)
-            stat.format = stat.format or adapter.name
-            base = lineno
-            for part in parts:
-                for problem in part.problems:
-                    if problem.ts_ms is None:
-                        problem.ts_ms = now_ms()
-                self.state.apply_range(part, agent, base)
-                base += part.lines
-                stat.lines += part.lines
-                stat.bytes += part.end - part.start
-                stat.bad_lines += part.bad_lines
-                self.total_lines += part.lines
-                self.total_bytes += part.end - part.start
+        base = lineno
+        try:
+            # each range is taken back as soon as it and every range before it are read, while the workers
+            # parse the next ones: only the last ranges' merge is left after the parse (the 1.1M-line log's
+            # merge is ~0.35 s of CPU, once all of it after the workers)
+            for (a, b), future in zip(ranges, futures, strict=True):
+                try:
+                    part = future.result()
+                except RangeError:
+                    return  # a line the tailer must read itself (over the size limit): the polls read from `a`
+                except Exception:
+                    self._no_pool()
+                    return
+                if part.end != b:
+                    return  # the file changed while it was read: the polls see what happened, from `a`
+                with self.lock:
+                    if not self.sources.advance(path, a, b, part.lines):
+                        return
+                    stat = self._stat(path)
+                    stat.format = stat.format or adapter.name
+                    for problem in part.problems:
+                        if problem.ts_ms is None:
+                            problem.ts_ms = now_ms()
+                    self.state.apply_range(part, agent, base)
+                    base += part.lines
+                    stat.lines += part.lines
+                    stat.bytes += part.end - part.start
+                    stat.bad_lines += part.bad_lines
+                    self.total_lines += part.lines
+                    self.total_bytes += part.end - part.start
+        finally:
+            for future in futures:
+                future.cancel()  # what is left after a range the polls read instead (running ones finish unread)
+
+    def _no_pool(self) -> None:
+        """No pool in this process (a worker could not start, or died): the polls read the rest, and the pool is
+        not tried again."""
+        if self._log_pool is not None:
+            self._log_pool.close()
+        self.jobs = 1
 
     # ------------------------------------------------------------------ internals
     def _routine(self, logical: str) -> frozenset[str]:

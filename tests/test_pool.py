@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.engine
+import core.state
 from core.agents.senpi.formats.logs import SessionLogAdapter
 from core.engine import Engine
 from core.formats.base import exact_block
@@ -179,3 +180,40 @@ def test_a_pool_that_cannot_start_leaves_the_log_to_the_polls(tmp_path: Path, mo
     monkeypatch.setattr(core.engine.LogPool, "map_ranges", broken)
     alone = _report([logs], jobs=1, chunk=200_000)
     assert _report([logs], jobs=2, chunk=200_000) == alone
+
+
+def test_a_range_the_workers_cannot_read_is_left_to_the_polls_after_the_ranges_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranges are taken back as they arrive: when one cannot be read apart (here a line over the size limit in
+    the middle of the log), the ranges before it are already in the state and the polls read on from its first
+    byte. The report is still the one process's, and the oversized line is still one problem."""
+    logs = _log(tmp_path, 20_000, 11)
+    path = logs / "session.log"
+    data = path.read_bytes()
+    middle = data.index(b"\n", len(data) // 2) + 1
+    path.write_bytes(data[:middle] + b'{"ts":"' + b"x" * 300_000 + b'"}\n' + data[middle:])
+    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
+    applied: list[int] = []
+    real = core.state.State.apply_range
+
+    def spy(self: Any, part: Any, agent: Any, line_base: int) -> None:
+        applied.append(part.lines)
+        real(self, part, agent, line_base)
+
+    monkeypatch.setattr(core.state.State, "apply_range", spy)
+
+    def report(jobs: int) -> dict[str, Any]:
+        engine = Engine([logs], jobs=jobs)
+        engine.sources.max_line_bytes = 200_000
+        engine.drain(1 << 20)
+        out = build_report(engine, ReportOptions(now_ms=0))
+        engine.close()
+        out.pop("generated_at")
+        return out
+
+    apart = report(2)
+    assert len(applied) >= 2  # ranges merged before the one that failed (and after it, once polled past it)
+    alone = report(1)
+    assert apart == alone
+    assert apart["problems_total"] == alone["problems_total"] > 0

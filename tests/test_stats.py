@@ -100,3 +100,30 @@ def test_rates_per_minute_over_ten_minutes() -> None:
     # historical data: the window ends at the newest line, not at wall-clock now
     assert stats.window_end(now + 3_600_000) == now - 1000
     assert stats.window_end(now) == now
+
+
+def test_the_streak_table_is_all_streaks_read_from_the_columns() -> None:
+    """`streak_table` (the report's streaks, made in C passes) gives `all_streaks`, field for field and in its
+    order: ties of length and start broken by start text, unusable times (NO_TIME starts sort as 0), times kept
+    as text, counts outside int64, and the open run."""
+    import random
+
+    from core.kernel.stats import Streak, Streaks
+
+    rng = random.Random(7)
+    for _ in range(40):
+        finished = []
+        for _ in range(rng.randrange(0, 60)):
+            start_ms = rng.choice([None, 0, T0, T0 + 1000, T0 + 2000, -5])
+            text = rng.choice(["", "", "2026-13-01T00:00:00Z", "noon", "2025-01-01T00:00:00+02:00"])
+            first = rng.choice([None, 1, 7, 2**70, -(2**64)])
+            finished.append(Streak(rng.choice(["fork", "flatten", "bootstrap"]), rng.choice(["a", "b", "c"]),
+                                   rng.randrange(2, 5), start_ms, rng.choice([None, T0 + 5000]), text,
+                                   rng.choice(["", "late"]), first, rng.choice([None, 3, 2**65])))  # fmt: skip
+        stats = LogStats()
+        stats.streaks = Streaks.of(finished)
+        stats.run = rng.choice([None, Streak("delta", "x", 9, T0, T0, "", "", 1, 2),
+                                Streak("fork", "a", rng.randrange(1, 5), T0, T0 + 1, "", "", None, None)])  # fmt: skip
+        expected = [(s.kind, s.reason, s.length, s.start_ms, s.end_ms, s.start, s.end, s.count_first, s.count_last)
+                    for s in stats.all_streaks()]  # fmt: skip
+        assert stats.streak_table() == expected

@@ -331,3 +331,15 @@ def test_a_block_of_known_shapes_after_the_257th_shape_is_parsed() -> None:
     # and the columns take such a block (its byte codes index the first 256 of its pairs; the kind column was
     # appended, the reason's table raised, and every later row read past the shorter column: IndexError)
     assert applied(fasts) == applied(exacts)
+
+
+def test_times_of_other_lengths_side_by_side_are_not_read_as_canonical() -> None:
+    """A 23-character time (naive: UTC by the exact rule, kept as text) next to a 25-character one: their total
+    is two canonical lengths and every separator falls where a canonical time has it, so only a per-time length
+    check keeps the pair from being read as two canonical times (the first one's text lost, the second one's
+    unusable time read as a time)."""
+    pair = [line(ts="2026-10-11T08:00:00.000"), line(ts="Z2026-10-11T08:00:01.000Z")]
+    for lines in (pair, [*normal_lines(20, 1), *pair, *normal_lines(20, 2)]):
+        fast, exact = both(lines)
+        assert comparable(fast) == comparable(exact)
+        assert applied([fast]) == applied([exact])

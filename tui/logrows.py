@@ -21,7 +21,8 @@ CACHE_ROWS = 4096
 
 
 class LogRowView(Sequence[ContinuityLine]):
-    """Rows 0..n-1 of `rows`, in `order` (indices into the table) when given, else in reading order."""
+    """Rows 0..n-1 of `rows`, in `order` (indices into the table) when given, else in reading order; positions
+    past the end of `order` are rows appended in time order after it was made, read as themselves."""
 
     def __init__(
         self, rows: ContinuityRows, n: int, order: array[int] | None, cache: dict[int, ContinuityLine]
@@ -47,7 +48,8 @@ class LogRowView(Sequence[ContinuityLine]):
             index += self._n
         if not 0 <= index < self._n:
             raise IndexError(index)
-        row = index if self._order is None else self._order[index]
+        order = self._order
+        row = index if order is None or index >= len(order) else order[index]  # past the order: reading order
         cache = self._cache
         line = cache.get(row)
         if line is None:

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 
 from core.logblock import BIG_COUNT, NO_COUNT, NO_SESSION, NO_TIME, LogBlock, canonical, count_cell
@@ -107,6 +107,16 @@ class SessionVocab(Vocab):
             return array("i", map(codes.__getitem__, ids))
         except KeyError:
             return array("i", [codes[i] if i in codes else self.code(i) for i in ids])  # type: ignore[arg-type]
+
+
+def _mapped(typecode: str, func: Callable[[int], int], column: array[int]) -> array[int] | list[int]:
+    """`func` of each value, made in one C pass into an array of `typecode` (a list when a value does not fit
+    it: `_Table._extend` widens). A million-row part's session and line columns took ~0.3 s through a list
+    and `array.extend`; straight into an array they take ~0.05 s."""
+    try:
+        return array(typecode, map(func, column))
+    except OverflowError:
+        return list(map(func, column))
 
 
 # ---------------------------------------------------------------------------------------------- the tables
@@ -273,18 +283,18 @@ class _Table:
             if vocab is not None:
                 table = [vocab.code(value) for value in vocabularies[name + "s"]]
                 if name == "session":
-                    if table:
-                        self._extend(name, map([*table, NO_SESSION].__getitem__, column))  # -1 indexes the last
+                    if table and table != list(range(len(table))):
+                        self._extend(name, _mapped(column.typecode, [*table, NO_SESSION].__getitem__, column))
                     else:
-                        self._extend(name, column)  # every row names none
+                        self._extend(name, column)  # every row names none, or the codes are this store's already
                     continue
                 if typecode == "B" and getattr(self, name).typecode == "B" and max(table[:256], default=0) < 256:
                     getattr(self, name).frombytes(column.tobytes().translate(bytes(table[:256]).ljust(256, b"\0")))
                 else:
-                    self._extend(name, map(table.__getitem__, column))
+                    self._extend(name, _mapped(column.typecode, table.__getitem__, column))
                 continue
             if name == "line" and line_base:
-                self._extend(name, map(line_base.__add__, column))
+                self._extend(name, _mapped(column.typecode, line_base.__add__, column))
                 continue
             self._extend(name, column)
         self.extend_extras(start, extras)

@@ -8,11 +8,12 @@ has ~200,000 runs), the per-line values read from the block's arrays in C. One l
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import groupby, islice
 from typing import overload
 
 from core.kernel.logcols import ContinuityRows, LogColumns
@@ -147,6 +148,72 @@ class Streaks:
 
     def __iter__(self) -> Iterator[Streak]:
         return (self[i] for i in range(len(self.length)))
+
+    def table(self, run: Streak | None = None) -> list[StreakRow]:
+        """These streaks plus `run` when it qualifies, as `longest_first` orders them, each as a `StreakRow`
+        made from the columns in C passes (no `Streak` per streak). The 1.1M-line log's 56,000 streaks: made,
+        sorted and read as objects they took ~0.26 s of a report's serial tail, as columns ~0.05 s.
+
+        The order is `longest_first`'s: one int key per streak, ``start - length * 2**65`` (a start, NO_TIME
+        taken as 0, spans less than 2**64, so the key orders by length descending, then start), a stable sort,
+        then ties of equal key ordered by their start text."""
+        cols = self
+        if run is not None and _qualifies(run):
+            cols = Streaks()
+            cols.extend_from(self)
+            cols.append(run)
+        n = len(cols.length)
+        if not n:
+            return []
+        starts = array("q", map(_NO_TIME_ZERO.get, cols.start_ms, cols.start_ms))
+        keys = list(map(operator.sub, starts, map(_LENGTH_SHIFT.__mul__, cols.length)))
+        order = sorted(range(n), key=keys.__getitem__)
+        names = cols._names
+        start_ms = list(map(_NO_TIME_NONE.get, cols.start_ms, cols.start_ms))
+        end_ms = list(map(_NO_TIME_NONE.get, cols.end_ms, cols.end_ms))
+        first = list(map(_NO_COUNT_NONE.get, cols.count_first, cols.count_first))
+        last = list(map(_NO_COUNT_NONE.get, cols.count_last, cols.count_last))
+        start_text, end_text = [""] * n, [""] * n
+        for i, (a, b) in cols._texts.items():
+            start_text[i], end_text[i] = a, b
+        for i, (a, b) in cols._big.items():
+            first[i], last[i] = a, b
+        sorted_keys = list(map(keys.__getitem__, order))
+        if any(map(operator.eq, sorted_keys, islice(sorted_keys, 1, None))):
+            order = _text_ties(order, sorted_keys, start_text, start_ms)
+        return list(
+            zip(
+                map(names.__getitem__, map(cols.kind.__getitem__, order)),
+                map(names.__getitem__, map(cols.reason.__getitem__, order)),
+                map(cols.length.__getitem__, order),
+                map(start_ms.__getitem__, order),
+                map(end_ms.__getitem__, order),
+                map(start_text.__getitem__, order),
+                map(end_text.__getitem__, order),
+                map(first.__getitem__, order),
+                map(last.__getitem__, order),
+                strict=True,
+            )
+        )
+
+
+StreakRow = tuple[str, str, int, int | None, int | None, str, str, int | None, int | None]
+"""(kind, reason, length, start_ms, end_ms, start, end, count_first, count_last): a `Streak`'s fields in order."""
+_LENGTH_SHIFT = 1 << 65
+_NO_TIME_ZERO = {NO_TIME: 0}
+_NO_TIME_NONE: dict[int, int | None] = {NO_TIME: None}
+_NO_COUNT_NONE: dict[int, int | None] = {NO_COUNT: None}
+
+
+def _text_ties(order: list[int], keys: list[int], start_text: list[str], start_ms: list[int | None]) -> list[int]:
+    """`order` with each group of equal keys sorted by start text (`Streak.start_text`), stably."""
+    out: list[int] = []
+    for _, group in groupby(zip(keys, order, strict=True), key=operator.itemgetter(0)):
+        tied = [i for _, i in group]
+        if len(tied) > 1:
+            tied.sort(key=lambda i: start_text[i] or iso_ms(start_ms[i]) or "")
+        out.extend(tied)
+    return out
 
 
 @dataclass
@@ -307,6 +374,10 @@ class LogStats:
     def all_streaks(self) -> list[Streak]:
         """Finished runs plus the open one, longest first, then earliest."""
         return longest_first(self.streaks, self.run)
+
+    def streak_table(self) -> list[StreakRow]:
+        """`all_streaks` as tuples read straight from the columns, in the same order (`Streaks.table`)."""
+        return self.streaks.table(self.run)
 
     def kinds(self) -> dict[str, int]:
         """All five kinds always, then any other kind seen."""

@@ -43,7 +43,7 @@ from core.report.waste import session_waste, turn_cost, waste_section, waste_sta
 from core.sources.reread import reread_entry
 from core.state import SessionState, State
 from core.state.logview import LogView
-from core.timeutil import now_ms, parse_iso_ms
+from core.timeutil import iso_ms, now_ms, parse_iso_ms
 
 SCHEMA = "continuity.report/1"
 #: the continuity section's fields that read the pairing of log lines with calls, which every run makes anew
@@ -272,16 +272,16 @@ class _Builder:
             "resend_share": stats.resend_share(),
             "streaks": [
                 {
-                    "kind": name(s.kind),
-                    "reason": name(s.reason),
-                    "length": s.length,
+                    "kind": name(kind),
+                    "reason": name(reason),
+                    "length": length,
                     # the text is read only when the time is not usable: it is then kept as written
-                    "start": iso(s.start_ms, s.start),
-                    "end": iso(s.end_ms, s.end),
-                    "count_first": s.count_first,
-                    "count_last": s.count_last,
+                    "start": iso_ms(start_ms) if start_ms is not None else iso(None, start),
+                    "end": iso_ms(end_ms) if end_ms is not None else iso(None, end),
+                    "count_first": count_first,
+                    "count_last": count_last,
                 }
-                for s in stats.all_streaks()
+                for kind, reason, length, start_ms, end_ms, start, end, count_first, count_last in stats.streak_table()
             ],
             "peak_count": None
             if peak is None

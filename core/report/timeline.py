@@ -75,11 +75,14 @@ def timeline_rows(
     starts: list[str | None] = []
     ends: list[str | None] = []
     counts: list[list[int]] = []
+    # one-byte codes are counted as bytes (a C byte count, ~20x faster than `array.count`'s per-item compare)
+    packed: bytes | array[int] = codes.tobytes() if codes.itemsize == 1 else codes
+    needles: list[tuple[bytes | int, int]] = [(bytes((c,)) if codes.itemsize == 1 else c, at) for c, at in used]
     for first in range(0, n, size):
-        group = codes[first : first + size]
+        group = packed[first : first + size]
         row = [0] * len(kinds)
-        for code, at in used:
-            row[at] += group.count(code)
+        for needle, at in needles:
+            row[at] += group.count(needle)  # type: ignore[arg-type]
         times = ts[first : first + size]
         newest = max(times)
         if newest == NO_TIME:

@@ -53,8 +53,19 @@ VOCAB_CAP = 200
 _SEEDS: dict[str, tuple[str, ...]] = {
     "level": ("info", "warn", "debug", "error"),
     "kind": ("delta", "flatten", "fork", "bootstrap", "disabled", "failed"),
-    "reason": ("prefix_matched", "assistant_rewritten", "registry_miss", "idle_ttl", "capacity", "other"),
-}
+    # senpi's 35 sanitized reasons (`SANITIZED_REASONS`, senpi-formats §2.4): a log of them is read without a
+    # refused line to learn from
+    "reason": (
+        "prefix_matched", "registry_miss", "idle_ttl", "capacity", "model_selected", "thinking_level_selected",
+        "bound_account_token_expiring", "account_changed", "model_changed", "toolset_changed",
+        "system_prompt_changed", "assistant_stream_diverged", "sent_stream_diverged", "options_changed",
+        "history_rolled_back", "assistant_rewritten", "transcript_missing", "cross_root_unsupported",
+        "branch_diverged", "branch_boundary_unavailable", "branch_resume", "tainted_compaction", "tainted_fork",
+        "tainted_abort", "tainted_assistant_provenance_unverified", "resume_initialization_failed",
+        "resume_initialization_aborted", "resume_mode_off", "query_failed", "turn_attribution_failed",
+        "abort_timeout", "extensions_removed", "session_shutdown", "timeout_retry", "other",
+    ),
+}  # fmt: skip
 _NONE_TO_NO_COUNT = {None: NO_COUNT}
 _TRIPLE = operator.attrgetter("event", "kind", "reason")
 _TS = operator.attrgetter("ts")
@@ -201,9 +212,20 @@ class TypedLog:
 
     # ------------------------------------------------------------------ a block
     def parse_block(self, path: str, lineno: int, offset: int, data: bytes) -> LogBlock:
-        """Complete lines (`data` ends with a newline; its first line is `lineno` at `offset`) -> one block."""
+        """Complete lines (`data` ends with a newline; its first line is `lineno` at `offset`) -> one block.
+
+        A block whose refused decision lines taught the vocabulary is read again with the new decoder: its
+        refused lines would otherwise cut it into stretches, each read on its own (the first 1 MiB block of
+        the 166 MB bench log: ~460 stretches, ~4x the cost of the block; every worker of the pool paid it)."""
         if self._dirty:
             self._decode, self._dirty = self._build(), False
+        block = self._parse_block(path, lineno, offset, data)
+        if self._dirty:
+            self._decode, self._dirty = self._build(), False
+            block = self._parse_block(path, lineno, offset, data)
+        return block
+
+    def _parse_block(self, path: str, lineno: int, offset: int, data: bytes) -> LogBlock:
         lines = data.split(b"\n")
         lines.pop()  # after the last newline
         sizes = list(map(len, lines))
@@ -305,7 +327,6 @@ class TypedLog:
         if n_cont:
             everything = n_cont == len(records)
             cont = records if everything else list(compress(records, is_cont))
-            cont_rows = rows if everything else list(compress(rows, is_cont))
             counts = list(map(_COUNT, cont))
             column = _counts(counts)
             ts = self._times(list(map(_TS, cont)), block.texts, len(block.ts))
@@ -320,10 +341,11 @@ class TypedLog:
             sessions = list(map(_SESSION, cont))
             if sessions.count(None) != len(sessions):
                 block.sessions = sessions
-            block.line, block.offset, block.length = _where(lineno, cont_rows, starts, sizes)
+            block.line, block.offset, block.length = _where(
+                lineno, rows, None if everything else is_cont, starts, sizes
+            )
         if n_close:
             closes = list(compress(records, is_close))
-            close_rows = list(compress(rows, is_close))
             ts = self._times(list(map(_TS, closes)), block.close_texts, 0)
             if ts is None:
                 return False
@@ -332,7 +354,7 @@ class TypedLog:
             sessions = list(map(_SESSION, closes))
             if sessions.count(None) != len(sessions):
                 block.close_sessions = sessions
-            block.close_line, block.close_offset, block.close_length = _where(lineno, close_rows, starts, sizes)
+            block.close_line, block.close_offset, block.close_length = _where(lineno, rows, is_close, starts, sizes)
         return True
 
     def _times(self, texts: list[str], kept: dict[int, str], base: int) -> array[int] | None:
@@ -341,6 +363,7 @@ class TypedLog:
         joined = "".join(texts)
         if (
             len(joined) == 24 * n
+            and list(map(len, texts)).count(24) == n  # (a 23- and a 25-character time side by side align too)
             and joined[23::24].count("Z") == n
             and joined[19::24].count(".") == n
             and joined[16::24].count(":") == n
@@ -387,21 +410,19 @@ _IS_CLOSE = bytes(1 if i == _CLOSE else 0 for i in range(256))
 
 
 def _where(
-    lineno: int, rows: range | list[int], starts: list[int], sizes: list[int]
+    lineno: int, rows: range, selected: bytes | None, starts: list[int], sizes: list[int]
 ) -> tuple[array[int], array[int], array[int]]:
-    """Line numbers, offsets and lengths of `rows`, in the columns' types (wider when they do not fit)."""
+    """Line numbers, offsets and lengths of the `selected` rows of `rows` (all when None), in the columns' types
+    (wider when they do not fit): `compress` over slices, not an index lookup per row (~2x faster)."""
+    lines: range = range(lineno + rows.start, lineno + rows.stop)
+    offsets = starts[rows.start : rows.stop]
+    lengths = sizes[rows.start : rows.stop] if rows.start or rows.stop != len(sizes) else sizes
+    if selected is not None:
+        lines, offsets, lengths = (list(compress(column, selected)) for column in (lines, offsets, lengths))  # type: ignore[assignment]
     try:
-        return (
-            array("I", map(lineno.__add__, rows)),
-            array("Q", map(starts.__getitem__, rows)),
-            array("I", map(sizes.__getitem__, rows)),
-        )
+        return array("I", lines), array("Q", offsets), array("I", lengths)
     except OverflowError:
-        return (
-            array("q", map(lineno.__add__, rows)),
-            array("q", map(starts.__getitem__, rows)),
-            array("q", map(sizes.__getitem__, rows)),
-        )
+        return array("q", lines), array("q", offsets), array("q", lengths)
 
 
 def _counts(counts: list[int | None]) -> array[int] | None:
