@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from core.agents import adapter_named, agent_of, sniff
 from core.formats.base import Adapter, load_object
-from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, join_document, opens_document
+from core.formats.document import DOCUMENT_MAX_BYTES, document_on_disk, first_object, join_document, opens_document
 from core.kernel.ports import Reread
 from core.model import Problem
 from core.pool import RANGES_PER_JOB, SPLIT_MIN_BYTES, LogPool, RangeError, split_points
@@ -499,22 +499,8 @@ class Engine:
     def _presniff(self, logical: str, path: str) -> Adapter | None:
         """The format of a file nothing was read from, told by its first line as `_sniff` tells it when that
         line is a JSON object (else None: the polls sniff it, with everything their rules hold)."""
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            try:
-                head = os.pread(fd, 1 << 20, 0)
-            finally:
-                os.close(fd)
-        except OSError:
-            return None
-        nl = head.find(b"\n")
-        if nl < 0:
-            return None
-        first = Line(1, 0, head[:nl])
-        if opens_document(first):
-            return None
-        obj = load_object(path, 1, 0, first.data)
-        if isinstance(obj, Problem):
+        obj = first_object(path)
+        if obj is None:
             return None
         adapter = sniff(path, obj)
         if adapter is None or not adapter.blocks:

@@ -69,6 +69,7 @@ def candidates(engine: Engine) -> list[tuple[str, list[str], int]]:
     read right after it), and the files of another format that open with the same session header (its event
     recordings: `{"type":"session","id":…}`, the id of the transcript's own header). See the module docstring."""
     from core.agents import agent_of, sniff
+    from core.formats.document import first_object
     from core.sources.discover import discover, logical_of
 
     paths = [str(p) for p in discover(engine.roots)]
@@ -80,7 +81,7 @@ def candidates(engine: Engine) -> list[tuple[str, list[str], int]]:
     for path in paths:
         if logical_of(path) != path:
             continue
-        obj = _first_object(path)
+        obj = first_object(path)
         if obj is None:
             continue
         adapter = sniff(path, obj)
@@ -118,32 +119,6 @@ def candidates(engine: Engine) -> list[tuple[str, list[str], int]]:
             continue
         out.append((path, group, size))
     return out
-
-
-def _first_object(path: str) -> dict[str, Any] | None:
-    """The file's first line as a JSON object, or None (no complete first line, a document, not an object)."""
-    from core.formats.base import load_object
-    from core.formats.document import opens_document
-    from core.sources import Line
-
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            head = os.pread(fd, 1 << 16, 0)
-            if b"\n" not in head:
-                head = os.pread(fd, 1 << 20, 0)
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    nl = head.find(b"\n")
-    if nl <= 0:
-        return None
-    first = Line(1, 0, head[:nl])
-    if opens_document(first):
-        return None
-    obj = load_object(path, 1, 0, first.data)
-    return None if isinstance(obj, Problem) or not isinstance(obj, dict) else obj
 
 
 def read_transcript(path: str, paths: list[str]) -> bytes | None:

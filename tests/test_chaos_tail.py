@@ -57,10 +57,8 @@ import multiprocessing
 import os
 import random
 import shutil
-import signal
 import string
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +66,7 @@ from typing import Any
 import pytest
 
 from core.sources import Block, FileBatch, Sources
+from tests.hang import time_limit
 
 #: CI runs these; ``CHAOS_SEEDS=2000 pytest tests/test_chaos_tail.py`` runs a longer hunt locally
 SEEDS = range(int(os.environ.get("CHAOS_SEEDS", "48")))
@@ -317,22 +316,6 @@ def chaos_writer(root: str, seed: int, journal_path: str, mix: str = "mixed") ->
 SEED_BOUND_S = float(os.environ.get("CHAOS_BOUND_S", "180"))
 
 
-@contextlib.contextmanager
-def bounded(seconds: float) -> Iterator[None]:
-    """Raise (a test failure, with the stack of the loop) in the main thread after ``seconds``, instead of hanging."""
-
-    def hang(_signum: int, frame: object) -> None:
-        raise TimeoutError(f"still running after {seconds:g} s: a hang")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 @dataclass
 class Seen:
     """What the tailer handed out, in order: ("line", stream, bytes) and ("notice", stream, kind)."""
@@ -367,7 +350,7 @@ def run_seed(tmp: Path, seed: int, mix: str = "mixed") -> tuple[dict[str, Any], 
     chunk = rng.choice([7, 100, 4096, 1 << 20])
     # both reading orders: round-robin (the report) and newest-first (the dashboard), alternating by seed
     with (
-        bounded(SEED_BOUND_S),
+        time_limit(SEED_BOUND_S),
         Sources([tmp / "logs", tmp / "sessions"], read_chunk=chunk, newest_first=seed % 2 == 1) as src,
     ):
         proc.start()
@@ -639,7 +622,7 @@ def test_a_log_rewritten_under_the_read_that_finishes_a_long_line_never_spins(
                     fh.write(b"B-new-1\nB-new-2\nB-new-3\nB-new-4\n")
         return real(fd, n, offset)
 
-    with bounded(20), Sources([logs], newest_first=True, read_chunk=4096) as src:
+    with time_limit(20), Sources([logs], newest_first=True, read_chunk=4096) as src:
         lines = [ln.data for b in src.poll(8) for ln in b.lines]
         monkeypatch.setattr(os, "pread", racing_pread)
         lines += [ln.data for b in src.poll(1) for ln in b.lines]  # a byte, then the rest of the line: rewritten

@@ -18,13 +18,10 @@ All hypothesis runs are derandomized (a fixed seed per test), so CI sees the sam
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import datetime
-import signal
 import typing
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +35,7 @@ from core.agents.senpi.formats.logs import COMPACTION_EVENTS
 from core.engine import Engine, SourceStat
 from core.formats.base import MAX_DEPTH, MAX_LINE_BYTES
 from core.model import CLOSE_EVENT, CONTINUITY_EVENT, LogEvent, Problem, Record, Where
+from tests.hang import time_limit
 
 ALL_ADAPTERS = list(ADAPTERS)
 BY_NAME = {a.name: a for a in ALL_ADAPTERS}
@@ -57,22 +55,6 @@ PATH = "/fuzz/agent/sessions/--fuzz--/2026-08-22T09-00-00-000Z_fuzz.jsonl"
 
 def adapter_ids(adapter: Any) -> str:
     return str(adapter.name)
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Turn a hang into a failure (SIGALRM; pytest runs tests in the main thread)."""
-
-    def expired(_signum: int, _frame: object) -> None:
-        raise TimeoutError(f"still running after {seconds} s: a hang")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # ---------------------------------------------------------------------------- the property every call must hold

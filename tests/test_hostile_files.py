@@ -12,17 +12,14 @@ Tests run as root, where ``chmod 000`` does not stop a read: unreadable files ar
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import gc
 import os
 import random
-import signal
 import socket
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -32,6 +29,7 @@ import core.sources.tail as tail_mod
 from core.engine import Engine
 from core.sanitize import display
 from core.sources import Sources
+from tests.hang import time_limit
 
 MiB = 1024 * 1024
 HEADER = {"type": "session", "version": 3, "timestamp": "2026-08-22T09:00:00.000Z", "cwd": "/home/dev/shop"}
@@ -54,22 +52,6 @@ def problems(engine: Engine, path: Path | None = None) -> list[str]:
 
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Turn a hang into a failure (SIGALRM; pytest runs tests in the main thread)."""
-
-    def expired(_signum: int, _frame: object) -> None:
-        raise TimeoutError(f"still running after {seconds} s: a hang")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

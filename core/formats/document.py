@@ -12,13 +12,43 @@ is replaced or deleted, which is what happens to each version of an atomically r
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import orjson
 
+from core.formats.base import load_object
+from core.model import Problem
 from core.sources import Line
 from core.sources.tail import BOM
 
 #: A document bigger than this is not held in memory: its lines are reported as unrecognised instead.
 DOCUMENT_MAX_BYTES = 16 * 1024 * 1024
+
+
+def first_object(path: str) -> dict[str, Any] | None:
+    """The file's first line as a JSON object, or None (unreadable, no complete first line within 1 MiB, a
+    document's opening, or anything `load_object` refuses): what a file's format is told by before any poll
+    reads it (the big log read apart, the transcripts read in workers). 64 KiB first: a first line is rarely
+    longer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            head = os.pread(fd, 1 << 16, 0)
+            if b"\n" not in head:
+                head = os.pread(fd, 1 << 20, 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    nl = head.find(b"\n")
+    if nl <= 0:
+        return None
+    first = Line(1, 0, head[:nl])
+    if opens_document(first):
+        return None
+    obj = load_object(path, 1, 0, first.data)
+    return None if isinstance(obj, Problem) else obj
 
 
 def opens_document(line: Line) -> bool:

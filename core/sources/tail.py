@@ -1234,6 +1234,20 @@ class Sources:
         self._evict(0)
         return _open_readonly(path)
 
+    def _head_of(self, path: str) -> bytes:
+        """The first ``HEAD_BYTES`` of ``path`` through a descriptor of its own (closed at once); empty when it
+        cannot be opened or read: every caller then takes it for no copy, as for an empty file."""
+        try:
+            fd = self._open_fd(path)
+        except OSError:
+            return b""
+        try:
+            return os.pread(fd, HEAD_BYTES, 0)
+        except OSError:
+            return b""
+        finally:
+            os.close(fd)
+
     def _evict(self, keep: int | None = None) -> None:
         keep = self.max_open if keep is None else keep
         while len(self._lru) > keep:
@@ -1409,16 +1423,7 @@ class Sources:
                 return set()
             if old.head and st1.st_size >= old.pos and (old.fd is None or self._head_matches(old)):
                 return set()  # what was read from it, as it was: a plain rotation
-        try:
-            fd = self._open_fd(s.logical)
-        except OSError:
-            return set()
-        try:
-            head = os.pread(fd, HEAD_BYTES, 0)
-        except OSError:
-            return set()
-        finally:
-            os.close(fd)
+        head = self._head_of(s.logical)
         verdict, _ref = self._is_copy([head], s.rot) if head and s.rot is not None else (False, b"")
         return {key} if verdict is not False else set()
 
@@ -1448,16 +1453,7 @@ class Sources:
         st0, st1 = sts.get(s.logical), sts.get(s.rot) if s.rot is not None else None
         if st0 is None or st1 is None or (st0.st_dev, st0.st_ino) == (st1.st_dev, st1.st_ino) or not st0.st_size:
             return set()
-        try:
-            fd = self._open_fd(s.logical)
-        except OSError:
-            return set()
-        try:
-            head = os.pread(fd, HEAD_BYTES, 0)
-        except OSError:
-            return set()
-        finally:
-            os.close(fd)
+        head = self._head_of(s.logical)
         verdict, _ref = self._is_copy([head], s.rot) if head else (False, b"")
         return {(st1.st_dev, st1.st_ino)} if verdict is not False else set()
 
@@ -1467,16 +1463,7 @@ class Sources:
         inside a line)."""
         if not refs:
             return False, b""
-        try:
-            fd = self._open_fd(path)
-        except OSError:
-            return False, b""
-        try:
-            head = os.pread(fd, HEAD_BYTES, 0)
-        except OSError:
-            return False, b""
-        finally:
-            os.close(fd)
+        head = self._head_of(path)
         if not head:
             return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
         undecided: bytes | None = None
