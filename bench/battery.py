@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,16 @@ def counted(rep: dict[str, Any] | None) -> collections.Counter[int]:
         if reason.startswith("r") and reason[1:].isdigit():
             out[int(reason[1:])] += sum(kinds.values())
     return out
+
+
+def lost(counts: Mapping[int, int], numbers: range) -> int:
+    """How many of the numbered lines ``numbers`` were never counted."""
+    return sum(1 for k in numbers if not counts.get(k))
+
+
+def doubled(counts: Mapping[int, int]) -> int:
+    """How many numbered lines were counted more than once."""
+    return sum(1 for v in counts.values() if v > 1)
 
 
 def tracebacks(*procs: subprocess.CompletedProcess[bytes]) -> int:
@@ -279,7 +289,7 @@ def live_case(
         name,
         lines=written,
         lost=len(missing),
-        doubled=sum(1 for v in counts.values() if v > 1),
+        doubled=doubled(counts),
         tracebacks=live.tracebacks,
         copytruncate_window=len(allowed),
         problems=len(problems),
@@ -323,8 +333,8 @@ def case_malformed() -> None:
     record(
         "malformed lines (7 kinds, CRLF, torn tail)",
         lines=good,
-        lost=sum(1 for k in range(good) if not counts[k]),
-        doubled=sum(1 for v in counts.values() if v > 1),
+        lost=lost(counts, range(good)),
+        doubled=doubled(counts),
         tracebacks=tracebacks(proc),
         problems=len(probs),
         expected_problems=len(bad) + 1,
@@ -344,8 +354,8 @@ def case_bom() -> None:
     record(
         "UTF-8 BOM before line 1",
         lines=10,
-        lost=sum(1 for k in range(10) if not counts[k]),
-        doubled=sum(1 for v in counts.values() if v > 1),
+        lost=lost(counts, range(10)),
+        doubled=doubled(counts),
         tracebacks=tracebacks(proc),
         problems=len((rep or {}).get("problems", [])),
     )
@@ -374,7 +384,7 @@ def case_unreadable() -> None:
     record(
         "unreadable session.log.1 (mode 000)",
         lines=10,
-        lost=sum(1 for k in range(5, 15) if not counts[k]),
+        lost=lost(counts, range(5, 15)),
         doubled=0,
         report_rc=rep_proc.returncode,
         check_rc=chk.returncode,
@@ -402,8 +412,8 @@ def case_alias(kind: str) -> None:
     record(
         f"{kind} to a tailed file",
         lines=10,
-        lost=sum(1 for k in range(10) if not counts[k]),
-        doubled=sum(1 for v in counts.values() if v > 1),
+        lost=lost(counts, range(10)),
+        doubled=doubled(counts),
         tracebacks=tracebacks(proc),
         problems=len((rep or {}).get("problems", [])),
     )
@@ -478,7 +488,7 @@ def case_special() -> None:
     record(
         "FIFO, /dev/zero, /dev/urandom, socket as *.jsonl",
         lines=10,
-        lost=sum(1 for k in range(10) if not counts[k]),
+        lost=lost(counts, range(10)),
         hangs=hung,
         problems=len(probs),
         silent=max(0, 4 - len(probs)),

@@ -128,3 +128,17 @@ def sum_tokens(calls: Any) -> dict[str, int]:
     for tokens in calls:
         total.update({key: tokens.get(key, 0) for key in TOKEN_KEYS})
     return {key: total.get(key, 0) for key in TOKEN_KEYS}
+
+
+def copy_set(name: str, dst: Path) -> Path:
+    """A copy of the realdata set `name` at `dst` (nothing may write next to the originals); the test is skipped
+    where the set is not here (it ships beside the checkout as ../shared)."""
+    import shutil
+
+    import pytest
+
+    src = SETS[name]
+    if not src.exists():
+        pytest.skip(f"{src} is not here (the realdata set ships beside the checkout as ../shared)")
+    shutil.copytree(src, dst)
+    return dst

@@ -49,6 +49,22 @@ def _log(tmp_path: Path, n: int, seed: int, *, first: bytes | None = None) -> Pa
     return logs
 
 
+def split_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Logs of 100 KB and more are read apart, and each split's number of ranges is recorded (in the list this
+    returns): a test sees that the pool really read the log in several ranges."""
+    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
+    calls: list[int] = []
+    real = core.engine.split_points
+
+    def spy(path: str, start: int, end: int, parts: int) -> list[tuple[int, int]]:
+        out = real(path, start, end, parts)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(core.engine, "split_points", spy)
+    return calls
+
+
 @pytest.mark.parametrize(
     ("jobs", "chunk", "read_chunk", "first"),
     [
@@ -61,16 +77,7 @@ def test_a_big_log_read_apart_gives_the_report_of_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, chunk: int, read_chunk: int | None, first: bytes | None
 ) -> None:
     logs = _log(tmp_path, 30_000, jobs, first=first)
-    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
-    calls: list[int] = []
-    real = core.engine.split_points
-
-    def spy(path: str, start: int, end: int, parts: int) -> list[tuple[int, int]]:
-        out = real(path, start, end, parts)
-        calls.append(len(out))
-        return out
-
-    monkeypatch.setattr(core.engine, "split_points", spy)
+    calls = split_calls(monkeypatch)
     apart = _report([logs], jobs=jobs, chunk=chunk, read_chunk=read_chunk)
     assert calls and calls[0] > 1  # the log was read apart, in several ranges
     alone = _report([logs], jobs=1, chunk=chunk, read_chunk=read_chunk)
@@ -145,16 +152,7 @@ async def test_the_dashboard_reads_a_big_log_apart(tmp_path: Path, monkeypatch: 
     from tui.app import ContinuityApp
 
     logs = _log(tmp_path, 30_000, 5)
-    monkeypatch.setattr(core.engine, "SPLIT_MIN_BYTES", 100_000)
-    calls: list[int] = []
-    real = core.engine.split_points
-
-    def spy(path: str, start: int, end: int, parts: int) -> list[tuple[int, int]]:
-        out = real(path, start, end, parts)
-        calls.append(len(out))
-        return out
-
-    monkeypatch.setattr(core.engine, "split_points", spy)
+    calls = split_calls(monkeypatch)
     whole = Engine([logs], jobs=1)
     whole.drain()
     engine = Engine([logs], jobs=2)

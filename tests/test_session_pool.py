@@ -92,13 +92,7 @@ def test_senpi_live_read_apart_keeps_every_decision(tmp_path: Path, counted: dic
 def test_the_demo_read_apart_renders_the_same_reports(counted: dict[str, int]) -> None:
     outputs: dict[int, list[bytes]] = {}
     for jobs in (1, 2):
-        engine = Engine([DEMO], jobs=jobs, settle_apart=lambda *args: core.index.apart.settle(*args))
-        try:
-            engine.drain()
-            report = build_report(engine, ReportOptions(now_ms=0))
-        finally:
-            engine.close()
-        report.pop("generated_at")
+        report, _ = _report([DEMO], jobs)
         outputs[jobs] = [render(report, fmt).encode() for fmt in ("json", "md", "html")]
     assert counted["adopted"] >= 2
     assert outputs[2] == outputs[1]

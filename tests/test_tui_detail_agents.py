@@ -5,11 +5,10 @@ empty blocks promised a replay, fingerprints and a commit check that never come 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from realdata import SETS
+from realdata import copy_set
 from tui_fixtures import FROZEN, wait_for, wait_loaded
 
 from core.engine import Engine
@@ -22,12 +21,7 @@ CASES = {"codex": "codex", "cc-oneryalcin-fasthooks": "claude-code", "pi": "pi"}
 
 
 def _copy(name: str, tmp_path: Path) -> Path:
-    src = SETS[name]
-    if not src.exists():
-        pytest.skip(f"{src} is not here (the realdata set ships beside the checkout as ../shared)")
-    dst = tmp_path / name
-    shutil.copytree(src, dst)
-    return dst
+    return copy_set(name, tmp_path / name)
 
 
 def _text(view: JsonView) -> str:

@@ -5,11 +5,9 @@ the Markdown said 1.0 %."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
-import pytest
-from realdata import SETS
+from realdata import copy_set
 from textual.content import Content
 from tui_fixtures import FROZEN, wait_loaded
 
@@ -20,10 +18,7 @@ from tui.widgets.rates import RatesPane
 
 
 async def test_rates_share_equals_the_reports(tmp_path: Path) -> None:
-    src = SETS["cc-marot-spotter"]
-    if not src.exists():
-        pytest.skip(f"{src} is not here (the realdata set ships beside the checkout as ../shared)")
-    shutil.copytree(src, tmp_path / "cc")
+    copy_set("cc-marot-spotter", tmp_path / "cc")
     engine = Engine([tmp_path / "cc"])
     engine.drain()
     calls = build_report(engine)["calls"]

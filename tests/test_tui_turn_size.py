@@ -4,11 +4,9 @@ showed "204K" bytes of messages under a column that said "payload bytes sent")."
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
-from realdata import SETS
+from realdata import copy_set
 from tui_fixtures import FROZEN, wait_loaded, write_agent
 
 from core.engine import Engine
@@ -29,10 +27,7 @@ def _cells(table: TurnTable) -> list[tuple[Turn, str]]:
 
 
 async def test_claude_code_rows_show_prompt_tokens(tmp_path: Path) -> None:
-    src = SETS["cc-oneryalcin-fasthooks"]
-    if not src.exists():
-        pytest.skip(f"{src} is not here (the realdata set ships beside the checkout as ../shared)")
-    shutil.copytree(src, tmp_path / "cc")
+    copy_set("cc-oneryalcin-fasthooks", tmp_path / "cc")
     app = ContinuityApp(Engine([tmp_path / "cc"]), live=False, clock=lambda: FROZEN)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_loaded(pilot, app, timeout=30)

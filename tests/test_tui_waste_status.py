@@ -3,11 +3,10 @@ figure, so the first screen at 80x24 still says what re-writing cache cost (issu
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from realdata import SETS
+from realdata import copy_set
 from tui_fixtures import FROZEN, wait_loaded
 
 from core.engine import Engine
@@ -19,10 +18,7 @@ from tui.widgets.waste import WastePane, usd
 
 @pytest.mark.parametrize(("size", "in_status"), [((80, 24), True), ((160, 45), False)])
 async def test_the_waste_figure_is_on_the_first_screen(tmp_path: Path, size: tuple[int, int], in_status: bool) -> None:
-    src = SETS["cc-marot-spotter"]
-    if not src.exists():
-        pytest.skip(f"{src} is not here (the realdata set ships beside the checkout as ../shared)")
-    shutil.copytree(src, tmp_path / "cc")
+    copy_set("cc-marot-spotter", tmp_path / "cc")
     engine = Engine([tmp_path / "cc"])
     engine.drain()
     excess = build_report(engine)["waste"]["cost_usd"]["excess"]

@@ -86,6 +86,12 @@ def test_a_log_a_cold_read_sees_differently_is_read_again(tmp_path: Path, runs: 
     assert report([root], tmp_path) == warm  # and the store written again from that read is right too
 
 
+def said_damaged_once(capsys: Any) -> None:
+    """The run said, in one stderr line, that the store was damaged and everything is read again."""
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+
+
 @pytest.mark.parametrize(
     ("table", "column", "value"),
     [
@@ -111,8 +117,7 @@ def test_damaged_log_rows_are_dropped_with_a_notice(
     conn.close()
     capsys.readouterr()
     assert report([root], tmp_path) == want == cold([root], tmp_path)
-    err = [line for line in capsys.readouterr().err.splitlines() if line]
-    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+    said_damaged_once(capsys)
     assert report([root], tmp_path) == want
 
 
@@ -241,8 +246,7 @@ def test_a_damaged_view_is_dropped_with_a_notice(tmp_path: Path, capsys: Any, bl
     conn.close()
     capsys.readouterr()
     assert report([root], tmp_path) == want == cold([root], tmp_path)
-    err = [line for line in capsys.readouterr().err.splitlines() if line]
-    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+    said_damaged_once(capsys)
     assert report([root], tmp_path) == want
 
 
@@ -277,8 +281,7 @@ def test_damaged_streaks_are_found_before_a_report_reads_them(tmp_path: Path, ca
     with (root / "logs" / "session.log").open("a") as fh:
         fh.write(log_line(990, "fork", "prefix_mismatch", 3) + "\n")
     assert report([root], tmp_path) == cold([root], tmp_path)
-    err = [line for line in capsys.readouterr().err.splitlines() if line]
-    assert len(err) == 1 and "damaged" in err[0] and err[0].endswith("reading everything")
+    said_damaged_once(capsys)
 
 
 def test_a_log_whose_reason_holds_a_secret_stores_no_view(tmp_path: Path) -> None:
