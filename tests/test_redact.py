@@ -222,13 +222,27 @@ def test_the_turn_gate_passes_token_counts_and_stops_at_a_token_key() -> None:
 
     why = {"why": "first call after a compact boundary: 1200 prompt tokens", "tokens": {"input": 3},
            "cache": {"compaction": {"pre_tokens": 5, "post_tokens": None}}, "x": "TOKENS ſ Tokenſ"}  # fmt: skip
-    assert not _json_may_hold_secret(orjson.dumps(why).decode())
+    assert not _json_may_hold_secret(orjson.dumps(why))
     for opened in ({"api_token": "x"}, {"why": "token: abcdefgh1234"}, {"why": "tokens and a secret"},
                    {"why": "tokensAKIA"}, {"why": "token"}):  # fmt: skip
-        assert _json_may_hold_secret(orjson.dumps({**why, **opened}).decode()), opened
+        assert _json_may_hold_secret(orjson.dumps({**why, **opened})), opened
     gated = Redactor()
     leak = {**why, "why": "token=abcdefgh1234 then 3 tokens"}
     assert gated.turn(leak)["why"] == "token=[REDACTED:secret] then 3 tokens" and gated.counts["secret"] == 1
+
+
+@settings(max_examples=600, deadline=None)
+@given(value=_values)
+def test_the_ascii_turn_gate_decides_as_the_general_one(value: object) -> None:
+    """The bytes DFA and the two `token` counts (ASCII text) say what the overlapping search over the folded text
+    says; non-ASCII text takes the general path itself."""
+    from core.report.redact import _json_may_hold_secret, _json_text_may_hold_secret
+
+    try:
+        data = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return
+    assert _json_may_hold_secret(data) == _json_text_may_hold_secret(data.decode())
 
 
 def test_the_fast_gate_knows_what_ignorecase_folds() -> None:
