@@ -217,3 +217,26 @@ def test_importing_the_agents_imports_no_analysis() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     before, after = out.stdout.rstrip("\n").split("\n")
     assert before == "" and after == "core.agents.claude_code.analysis"
+
+
+def test_a_log_imports_only_the_agents_its_sniff_reaches(tmp_path: Path) -> None:
+    """Agents' packages are imported in sniff order as a file reaches them: a session.log is senpi's before Claude
+    Code's, mux's or Codex's adapters are tried, so a log report imports none of those three (and `AGENTS`, which
+    names them all, still gives every agent, each checked against `core.agents._AGENTS`)."""
+    log = tmp_path / "logs" / "session.log"
+    log.parent.mkdir()
+    log.write_text(
+        '{"ts":"2026-01-01T08:00:28.405Z","level":"info","event":"claude_sdk_oauth_session_continuity",'
+        '"kind":"delta","reason":"prefix_matched","count":8}\n'
+    )
+    code = (
+        "import sys\n"
+        "from tui.cli import main\n"
+        f"assert main(['report', {str(log)!r}, '--no-cache', '-o', {str(tmp_path / 'r.json')!r}]) == 0\n"
+        "print(','.join(sorted({m.split('.')[2] for m in sys.modules if m.startswith('core.agents.') and "
+        "m.count('.') >= 2} - {'base', 'shared'})))\n"
+        "import core.agents\n"
+        "print(','.join(agent.name for agent in core.agents.AGENTS))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["pi,senpi", "pi,senpi,claude-code,mux,codex"], out.stdout

@@ -170,7 +170,8 @@ def test_redact_report_consuming_the_turns_gives_the_same_report() -> None:
 
 _pieces = st.sampled_from(
     [ANTHROPIC, "Bearer abcdefgh12345678", "api\"key=hunter2hunter2", "api\\key: s3cr3tvalue99", "tokens",
-     "password", "ſecret", "\u212a", "\n", "\x00", "é", "x", " ", "token=", "://u:pw12345@h", "eyJ", "acca"]
+     "password", "ſecret", "\u212a", "\n", "\x00", "é", "x", " ", "token=", "://u:pw12345@h", "eyJ", "acca",
+     " prompt tokens", "pre_tokens", "tokenſ", "tokenß", "TOKENS", "token\"", "passphrase=", "masterKey: "]
 )  # fmt: skip
 _strings = st.lists(_pieces | st.text(max_size=8), max_size=6).map("".join)
 _values = st.recursive(
@@ -181,7 +182,7 @@ _values = st.recursive(
 
 
 @settings(max_examples=400, deadline=None)
-@given(turn=st.dictionaries(_strings | st.just("tokens"), _values, max_size=4))
+@given(turn=st.dictionaries(_strings | st.sampled_from(["tokens", "pre_tokens", "api_token"]), _values, max_size=4))
 def test_the_turn_gate_never_skips_what_the_walk_would_redact(turn: dict) -> None:
     gated, walked = Redactor(), Redactor()
     assert gated.turn(turn) == walked.value(turn)
@@ -195,6 +196,53 @@ def test_the_fast_gate_is_a_superset_of_the_trigger_regex(text: str) -> None:
 
     if _TRIGGER.search(text):
         assert _may_hold_secret(text)
+
+
+def test_every_key_word_of_the_generic_rule_opens_the_gate() -> None:
+    """Each spelling the generic rule takes as a secret's key holds one of its keywords: `passphrase`, `masterkey`,
+    `encryptionkey` and `clientkey` held none, and `passphrase=…` left every report unredacted."""
+    from core.report.redact import _SECRET_KEY
+
+    words = ["token", "secret", "password", "passwd", "passphrase", "apikey", "credential", "credentials", "creds"]
+    words += [f"{w}{sep}key" for w in ("api", "private", "auth", "secret", "access", "signing", "master",
+                                       "encryption", "client") for sep in ("", "_", "-")]  # fmt: skip
+    for word in words:
+        for spelled in (word, word.upper(), word.title()):
+            assert _SECRET_KEY.match(spelled), spelled
+            out, hits = redact_text(f"{spelled}=hunter2hunter2")
+            assert "hunter2hunter2" not in out and len(hits) == 1, (spelled, out)
+            walker = Redactor()
+            assert walker.turn({spelled: "hunter2hunter2"})[spelled].startswith("[REDACTED:"), spelled
+
+
+def test_the_turn_gate_passes_token_counts_and_stops_at_a_token_key() -> None:
+    """The words `tokens` (a count's key, a verdict's "N prompt tokens") open no walk; a key or a value that
+    ends in `token` still does, and so does any other keyword beside them."""
+    from core.report.redact import _json_may_hold_secret
+
+    why = {"why": "first call after a compact boundary: 1200 prompt tokens", "tokens": {"input": 3},
+           "cache": {"compaction": {"pre_tokens": 5, "post_tokens": None}}, "x": "TOKENS ſ Tokenſ"}  # fmt: skip
+    assert not _json_may_hold_secret(orjson.dumps(why))
+    for opened in ({"api_token": "x"}, {"why": "token: abcdefgh1234"}, {"why": "tokens and a secret"},
+                   {"why": "tokensAKIA"}, {"why": "token"}):  # fmt: skip
+        assert _json_may_hold_secret(orjson.dumps({**why, **opened})), opened
+    gated = Redactor()
+    leak = {**why, "why": "token=abcdefgh1234 then 3 tokens"}
+    assert gated.turn(leak)["why"] == "token=[REDACTED:secret] then 3 tokens" and gated.counts["secret"] == 1
+
+
+@settings(max_examples=600, deadline=None)
+@given(value=_values)
+def test_the_ascii_turn_gate_decides_as_the_general_one(value: object) -> None:
+    """The bytes DFA and the two `token` counts (ASCII text) say what the overlapping search over the folded text
+    says; non-ASCII text takes the general path itself."""
+    from core.report.redact import _json_may_hold_secret, _json_text_may_hold_secret
+
+    try:
+        data = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return
+    assert _json_may_hold_secret(data) == _json_text_may_hold_secret(data.decode())
 
 
 def test_the_fast_gate_knows_what_ignorecase_folds() -> None:

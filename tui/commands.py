@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.agents import AGENTS, default_roots
+from core.agents import default_roots
 from core.engine import READ_CHUNK, Engine
 from core.sources.discover import SourceError
 from tui.stdin import NoTerminal, replace_stdin, spool_all, spool_live, take_stdin_for_ui, wants_stdin
@@ -55,6 +55,8 @@ def no_home() -> int:
     """No PATH and no agent's home here: every place looked in (each agent's homes, with the variable that moves
     it) and the way to see the tool work. It named one senpi path; a pi or Claude Code user then could not tell
     their dirs had been looked in too."""
+    from core.agents import AGENTS  # every agent's package (a report of files imports only theirs)
+
     env, home = os.environ, Path.home()
 
     def short(path: Path) -> str:
