@@ -54,7 +54,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from itertools import repeat
+from itertools import compress, repeat
 
 from core.logblock import BIG_COUNT, NO_COUNT, NO_SESSION, NO_TIME, LogBlock, canonical, count_cell
 from core.model import KINDS, CloseLine, ContinuityLine, Where
@@ -155,6 +155,26 @@ def _sessions_through(table: list[int], column: array[int]) -> array[int] | list
             codes.frombytes(out)
             return codes
     return _mapped(column.typecode, [*table, NO_SESSION].__getitem__, column)
+
+
+_TOP_FF = bytes(1 if i == 255 else 0 for i in range(256))
+
+
+def named_mask(codes: array[int]) -> bytes | None:
+    """One byte a row of a session column, 1 where the row names a session (not `NO_SESSION`), from the codes'
+    bytes in C passes (a million rows: ~10 ms, where a pass over the rows' values takes ~60 ms); None when the
+    column's bytes cannot say it (not 4-byte little-endian codes, or a negative code other than -1)."""
+    if codes.typecode != "i" or _BIG_ENDIAN:
+        return None
+    raw = codes.tobytes()
+    negative = raw[3::4].translate(_TOP_FF)  # -1 is the only negative code a store writes
+    k = negative.count(1)
+    if k and any(bytes(compress(raw[i::4], negative)).count(255) != k for i in range(3)):
+        return None
+    return negative.translate(_FLIP)
+
+
+_FLIP = bytes((1, 0)) + bytes(254)
 
 
 # ---------------------------------------------------------------------------------------------- the tables
