@@ -54,7 +54,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from itertools import repeat
+from itertools import compress, repeat
 
 from core.logblock import BIG_COUNT, NO_COUNT, NO_SESSION, NO_TIME, LogBlock, canonical, count_cell
 from core.model import KINDS, CloseLine, ContinuityLine, Where
@@ -117,6 +117,64 @@ def _mapped(typecode: str, func: Callable[[int], int], column: array[int]) -> ar
         return array(typecode, map(func, column))
     except OverflowError:
         return list(map(func, column))
+
+
+def _plus(column: array[int], base: int) -> array[int] | list[int]:
+    """`base` added to every row (a part's line numbers moved by the lines before it): one addition of big
+    integers whose 4-byte lanes are the rows, when every sum provably fits its lane (the top byte of each value
+    bounds it: a carry never crosses a lane), else a pass per row. A million-row part: ~25 ms against ~170 ms."""
+    n = len(column)
+    if column.typecode == "I" and n and not _BIG_ENDIAN:
+        raw = column.tobytes()
+        if ((max(raw[3::4]) + 1) << 24) + base <= 1 << 32:
+            ones = int.from_bytes(b"\1\0\0\0" * n, "little")
+            out = array("I")
+            out.frombytes((int.from_bytes(raw, "little") + base * ones).to_bytes(4 * n, "little"))
+            return out
+    return _mapped(column.typecode, base.__add__, column)
+
+
+_NONE_BYTE = bytes(255 if i == 255 else 0 for i in range(256))  # a code's upper bytes: 255 for -1, else 0
+
+
+def _sessions_through(table: list[int], column: array[int]) -> array[int] | list[int]:
+    """Session codes (`NO_SESSION` for none) through `table`, each of the four bytes of the result one
+    `bytes.translate` of the codes' low byte, when the part names fewer than 255 sessions (a code is then its low
+    byte, 255 is NO_SESSION); else a pass per row. A million-row part: ~10 ms against ~160 ms."""
+    n = len(column)
+    if column.typecode == "i" and n and len(table) < 255 and not _BIG_ENDIAN:
+        raw = column.tobytes()
+        low = raw[0::4]
+        high = low.translate(_NONE_BYTE)
+        if raw[1::4] == high == raw[2::4] == raw[3::4] and not low.translate(None, bytes(range(len(table))) + b"\xff"):
+            words = array("i", [*table, *[0] * (255 - len(table)), NO_SESSION]).tobytes()
+            out = bytearray(4 * n)
+            for k in range(4):
+                out[k::4] = low.translate(words[k::4])
+            codes = array("i")
+            codes.frombytes(out)
+            return codes
+    return _mapped(column.typecode, [*table, NO_SESSION].__getitem__, column)
+
+
+_TOP_FF = bytes(1 if i == 255 else 0 for i in range(256))
+
+
+def named_mask(codes: array[int]) -> bytes | None:
+    """One byte a row of a session column, 1 where the row names a session (not `NO_SESSION`), from the codes'
+    bytes in C passes (a million rows: ~10 ms, where a pass over the rows' values takes ~60 ms); None when the
+    column's bytes cannot say it (not 4-byte little-endian codes, or a negative code other than -1)."""
+    if codes.typecode != "i" or _BIG_ENDIAN:
+        return None
+    raw = codes.tobytes()
+    negative = raw[3::4].translate(_TOP_FF)  # -1 is the only negative code a store writes
+    k = negative.count(1)
+    if k and any(bytes(compress(raw[i::4], negative)).count(255) != k for i in range(3)):
+        return None
+    return negative.translate(_FLIP)
+
+
+_FLIP = bytes((1, 0)) + bytes(254)
 
 
 # ---------------------------------------------------------------------------------------------- the tables
@@ -282,19 +340,17 @@ class _Table:
             vocab = own.get(name)
             if vocab is not None:
                 table = [vocab.code(value) for value in vocabularies[name + "s"]]
-                if name == "session":
-                    if table and table != list(range(len(table))):
-                        self._extend(name, _mapped(column.typecode, [*table, NO_SESSION].__getitem__, column))
-                    else:
-                        self._extend(name, column)  # every row names none, or the codes are this store's already
-                    continue
-                if typecode == "B" and getattr(self, name).typecode == "B" and max(table[:256], default=0) < 256:
+                if not table or table == list(range(len(table))):
+                    self._extend(name, column)  # no row names one, or the codes are this store's already
+                elif name == "session":
+                    self._extend(name, _sessions_through(table, column))
+                elif typecode == "B" and getattr(self, name).typecode == "B" and max(table[:256], default=0) < 256:
                     getattr(self, name).frombytes(column.tobytes().translate(bytes(table[:256]).ljust(256, b"\0")))
                 else:
                     self._extend(name, _mapped(column.typecode, table.__getitem__, column))
                 continue
             if name == "line" and line_base:
-                self._extend(name, _mapped(column.typecode, line_base.__add__, column))
+                self._extend(name, _plus(column, line_base))
                 continue
             self._extend(name, column)
         self.extend_extras(start, extras)
