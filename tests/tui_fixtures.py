@@ -233,6 +233,9 @@ class FakeEngine:
         time.sleep(min(timeout, 0.05))
         return False
 
+    def wake(self) -> None:
+        return None
+
     def finish_pending(self) -> None:
         return None
 

@@ -285,7 +285,21 @@ class ContinuityApp(App[None]):
         self._exit_watch = ExitWatch(self.exit, loop.call_soon_threadsafe)
         self._exit_watch.start()
 
+    async def action_quit(self) -> None:
+        """Quit: the ingest worker is told to stop first, so it ends while Textual tears the screen down."""
+        self._stop_ingest()
+        self.exit()
+
+    def _stop_ingest(self) -> None:
+        """Cancel the ingest worker and wake it from its heartbeat wait: the process exits only once that thread
+        has returned (asyncio's executor shutdown), which waited out up to a heartbeat (0.5 s) on every quit."""
+        for worker in self.workers:
+            if worker.group == "ingest":
+                worker.cancel()
+        self.engine.wake()
+
     def on_unmount(self) -> None:
+        self._stop_ingest()  # (a quit by a signal or a lost terminal: Textual has cancelled the workers)
         watch = getattr(self, "_exit_watch", None)
         if watch is not None:
             watch.stop()

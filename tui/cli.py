@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     tune_gc()
     tune_malloc()
@@ -214,7 +215,21 @@ def _main(argv: list[str] | None) -> int:
     args = dashboard_parser().parse_args(argv)
     from tui.commands import run_dashboard
 
-    return run_dashboard(args)
+    code = run_dashboard(args)
+    if from_command_line:
+        exit_without_a_last_collection()
+    return code
+
+
+def exit_without_a_last_collection() -> None:
+    """The process ends now, and everything the dashboard read is garbage: the interpreter's shutdown would walk
+    all of it once more in a last full collection, ~0.2 s of a quit on the 166 MB log after a warm start (from
+    `q` to exit 0.41-0.46 -> 0.19-0.28 s, loaded), whose objects the ingest worker had not frozen (`gc.freeze`,
+    `tui.app`). Frozen, they are freed by their reference counts alone (as every file and socket already is).
+    Only for a process started from the command line: a caller that goes on (a test) keeps its collector."""
+    import gc
+
+    gc.freeze()
 
 
 if __name__ == "__main__":  # pragma: no cover

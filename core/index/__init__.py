@@ -9,13 +9,16 @@ tables) holds, per *scope* (the roots, the `--volatile` patterns and a digest of
   inode, sizes, and digests (never bytes) of its first bytes and of the bytes just before the offset;
 - **finished sessions** (`core.index.sessions`): each parked session's fields and calls, loaded as stored at the
   next start (parked, exactly as a session that finished while the dashboard ran);
-- for a report (`mode` `report`), the **log lines** (`core.index.logs`): the decision log's rows as per-chunk
-  column BLOBs in `core.kernel.logcols`'s layout, with the aggregates a report reads and the queryable daily
-  counts; loaded with one `frombytes` per column per chunk, never parsed again; and the **report view** of
-  those rows (`core.index.views`, `core.state.logview`): the `continuity` section and per-session line counts
-  a report built from them, read back by the next report of the same rows instead of walking the columns (the
-  1.1M-line log: ~0.9 s of CPU), its streaks then never decoded (`StoredStreaks`). A dashboard reads its logs at
-  every start (the order it meets log lines and the sessions they name in is its own);
+- the **log lines** (`core.index.logs`): the decision log's rows as per-chunk column BLOBs in
+  `core.kernel.logcols`'s layout, with the aggregates a report reads and the queryable daily counts; loaded
+  with one `frombytes` per column per chunk, never parsed again; and, for a report (`mode` `report`), the
+  **report view** of those rows (`core.index.views`, `core.state.logview`): the `continuity` section and
+  per-session line counts a report built from them, read back by the next report of the same rows instead of
+  walking the columns (the 1.1M-line log: ~0.9 s of CPU), its streaks then never decoded (`StoredStreaks`).
+  A dashboard (`mode` `live`) stores and restores its log lines only while the order it meets them in decides
+  nothing (`core.index.livelog`: no line names a session a transcript holds, no call logged a decision the
+  lines have), checks that again once its backfill is read, and reads everything cold when it fails; a log
+  whose lines credit its transcripts' sessions is read at every start;
 - the **problems** of those files, and **ignored files** (not a format this tool reads) with their counts.
 
 Everything else is read from its file at every start: active sessions (their analysis machinery is rebuilt by

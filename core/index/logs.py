@@ -33,6 +33,7 @@ import msgspec
 
 from core.index.codec import Corrupt, check_strings, deflate, inflate, pack, plain
 from core.index.files import write_stream
+from core.index.livelog import OrderFree
 from core.index.views import decode_view, read_view
 from core.kernel.logcols import CHUNK_TYPES, LAYOUT_VERSION
 from core.kernel.stats import Peak, Streak, Streaks
@@ -352,6 +353,8 @@ class LogWriter:
     off: str | None = None
     """Why this run writes no log (and dropped what was stored), or None."""
     written_at: float = float("-inf")
+    checked_at: float = float("-inf")
+    """When a dashboard's writer last asked whether the reading order decides anything (`_order_bound`)."""
 
     @classmethod
     def resumed(cls, loaded: LoadedLog, snaps: list[StreamSnap], live: bool) -> LogWriter:
@@ -378,10 +381,14 @@ class LogWriter:
         if self.streams and any(lg not in group for lg in self.streams):
             return self._off("a log file it held is no longer read")
         log = engine.state.log
+        if self.live and time.monotonic() - self.checked_at >= LIVE_EVERY_S and (why := self._order_bound(engine)):
+            return why
         if len(log.continuity) == self.rows and len(log.closes) == self.closes and group == self.streams:
             return None
         if self.live and time.monotonic() - self.written_at < LIVE_EVERY_S:
             return None
+        if self.live and (why := self._order_bound(engine)):
+            return why
         full = frozenset(lg for lg in group if engine.adapters[lg].routine_notices)
         snaps = engine.sources.export_streams(group, full, whole_lines=True)
         clean = {lg: snap for lg, snap in snaps.items() if isinstance(snap, StreamSnap)}
@@ -398,6 +405,14 @@ class LogWriter:
             if self.next_numbers.setdefault(lg, snap.next_number) != snap.next_number:
                 return self._off("a log rotated while it was read (its older lines carry their old path)")
         return self._write(engine, scope, group, clean)
+
+    def _order_bound(self, engine: Engine) -> str | None:
+        """Drop the stored log (and write none this run) when the order a dashboard meets log lines in may decide
+        something (`core.index.livelog`): a next start could not restore them exactly. None while it decides
+        nothing."""
+        self.checked_at = time.monotonic()
+        why = OrderFree.why_not(engine.state)
+        return None if why is None else self._off(f"the order a dashboard reads them in decides something: {why}")
 
     def _off(self, why: str) -> str:
         self.off = why

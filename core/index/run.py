@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from core.index import FILE_NAME, cache_dir
 from core.index.codec import Corrupt, NotKept, check_strings
 from core.index.files import StoredStream, drop_stream, read_problems, read_streams, revive, write_stream
-from core.index.logs import LoadedLog, LogWriter, StoredStreaks, read_log
+from core.index.livelog import OrderFree
+from core.index.logs import LIVE_EVERY_S, LoadedLog, LogWriter, StoredStreaks, read_log
 from core.index.sessions import StoredSession, freeze, thaw
 from core.index.store import Busy, Refused, Store, open_store, prepare_dir
 from core.index.views import encode_view, write_view
@@ -31,7 +32,7 @@ from core.state.attribution import cold_pairs
 from core.state.logview import LogView
 
 if TYPE_CHECKING:
-    from core.engine import Engine
+    from core.engine import Engine, PollResult
 
 __all__ = ["KEEP", "Index", "code_digest"]
 
@@ -107,6 +108,11 @@ class Index:
     """The stored log must go (it no longer matches its files, or this run stores none): at the next commit."""
     _view: tuple[int, int, int, bytes] | None = None
     """The report view a report built this run (rows, closes, events, BLOB): stored at `close`."""
+    _log_restored: bool = False
+    """Stored log lines were loaded into this run's state."""
+    _verify: bool = False
+    """A dashboard restored log lines and has not yet checked, with its backfill read, that this is exact."""
+    _verified_at: float = float("-inf")
 
     @classmethod
     def for_engine(cls, engine: Engine, *, volatile: list[str], mode: str, directory: Path | None = None) -> Index:
@@ -174,9 +180,36 @@ class Index:
             self.notices.append(f"index {self.path}: damaged ({exc}); reading everything")
             self._drop_scope()
             loaded = False
-        if self.writing or self.mode == "live":
+        if self.mode == "live":
+            self._verify = loaded and self._log_restored
+            engine.after_each_poll(lambda result: self._live_poll(engine, result))
+        elif self.writing:
             engine.after_each_poll(lambda _result: self.commit(engine))
         return loaded
+
+    def _live_poll(self, engine: Engine, result: PollResult) -> None:
+        """After each poll of a dashboard: check a restored log once its backfill is read (and every
+        `LIVE_EVERY_S` before), then commit. A restored log is exact only while the order lines are read in
+        decides nothing (`core.index.livelog`); when that no longer holds (a transcript read since names the
+        log's sessions, or logged a decision its lines have), this run reads everything cold, as a first
+        start does, and the poll says it changed (the dashboard is not loaded yet)."""
+        if self._verify:
+            idle = not result.lines and not result.changed
+            now = time.monotonic()
+            if idle or now - self._verified_at >= LIVE_EVERY_S:
+                self._verified_at = now
+                with engine.lock:
+                    why = OrderFree.why_not(engine.state)
+                if why is not None:
+                    self._verify = False
+                    self.status = f"cold: {why}"
+                    engine.start_over()
+                    self.start_over(engine)
+                    result.changed = True
+                    return
+                if idle:
+                    self._verify = False
+        self.commit(engine)
 
     def _restore(self, engine: Engine, store: Store) -> bool:
         now = _now_ms()
@@ -280,18 +313,16 @@ class Index:
         return True
 
     def _log_writer(self) -> LogWriter:
-        """A report stores the log lines; a dashboard (or exporter) reads its logs at every start: the order it
-        meets a log's lines and the sessions they name in is its own (newest files first, polled as they grow),
-        and a session's build evidence depends on it."""
-        live = self.mode == "live"
-        return LogWriter(live=live, off="a dashboard reads the logs at every start" if live else None)
+        """A report stores the log lines; so does a dashboard (or exporter), while the order it meets them in
+        decides nothing (`core.index.livelog`: its order, newest files first and live, is its own)."""
+        return LogWriter(live=self.mode == "live")
 
     def _load_log(
         self, log: LoadedLog | None, streams: dict[str, StoredStream], valid: dict[str, Any]
     ) -> LogState | None:
         """The stored log lines in a fresh `LogState` when every file they were read from is still as it was
         read (else the stored log goes and its files are read again); `Corrupt` when the rows do not decode."""
-        if log is None or self.mode != "report":
+        if log is None:
             return None
         if not log.streams or any(lg not in valid or streams[lg].unit != "log" for lg in log.streams):
             self._log_drop = True
@@ -299,6 +330,7 @@ class Index:
         state = LogState()
         log.install(state)
         self._log = LogWriter.resumed(log, [valid[lg] for lg in log.streams], live=self.mode == "live")
+        self._log_restored = True
         return state
 
     # ------------------------------------------------------------------ writing
@@ -529,6 +561,8 @@ class Index:
         self._not_kept.clear()
         self._log = self._log_writer()
         self._log_drop = False
+        self._log_restored = False
+        self._verify = False
         self._drop_scope()
         if self.writing:
             engine.after_each_poll(lambda _result: self.commit(engine))

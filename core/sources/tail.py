@@ -818,6 +818,11 @@ class Sources:
                 return 0, True
         return budget, False
 
+    @property
+    def watching(self) -> bool:
+        """Whether `start_watching` was called."""
+        return self._watcher is not None
+
     def start_watching(self) -> None:
         """Start watchfiles threads on the directory roots (recursive) and the parents of file roots (flat)."""
         with self._lock:
@@ -874,8 +879,15 @@ class Sources:
             if fired:
                 self._fired = True
             return fired
-        self._wake.wait(max(0.0, timeout))
+        if self._wake.wait(max(0.0, timeout)) and not self._closed:
+            self._wake.clear()  # a `wake` (close leaves it set: every later wait returns at once)
         return False
+
+    def wake(self) -> None:
+        """A blocked ``wait`` returns now (safe from another thread): its caller was told to stop."""
+        self._wake.set()
+        if self._watcher is not None:
+            self._watcher.wake()
 
     def close(self) -> None:
         """Stop the watch threads, close every descriptor. Idempotent; safe from another thread.

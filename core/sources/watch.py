@@ -145,6 +145,11 @@ class DirWatcher:
             else:
                 self._hints |= paths
 
+    def wake(self) -> None:
+        """A blocked `wait` returns now, as if a change fired (the caller is told to stop: a dashboard quitting
+        must not sleep out its heartbeat; the extra look it may cost is a full survey)."""
+        self._fired.set()
+
     def close(self, join_timeout: float = 5.0) -> None:
         """Stop every thread and wake any waiter. Idempotent."""
         self._stop.set()
