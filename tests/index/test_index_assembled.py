@@ -338,3 +338,20 @@ def test_a_new_sub_agent_file_of_a_stored_session_reads_cold(tmp_path: Path, mon
                                                                       agent="x2")))  # fmt: skip
     _warm_equals_cold(root, tmp_path)
     assert runs[1].status.startswith("cold: a file read now belongs to stored session aaaa1111"), runs[1].status
+
+
+def test_a_secret_keeps_its_group_out_of_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   runs: list[Index]) -> None:  # fmt: skip
+    """A string the report's redaction would change (a token in a session's working directory) is never
+    stored: its group is left out (read again next time), the other groups are stored, the report is cold's."""
+    monkeypatch.setenv(ENV_DIR, str(tmp_path / "cache"))
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    root = tmp_path / "claude"
+    for path, body in _history(root).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body.replace(b"/home/u/proj", f"/home/u/{token}".encode()) if "cccc" in path.name else body)
+    _warm_equals_cold(root, tmp_path)
+    assert any("secret" in why for why in runs[0].not_kept.values()), runs[0].not_kept
+    assert token.encode() not in b"".join(p.read_bytes() for p in (tmp_path / "cache").iterdir() if p.is_file())
+    _warm_equals_cold(root, tmp_path)
+    assert "4 assembled sessions" in runs[1].status, runs[1].status
