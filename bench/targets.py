@@ -372,6 +372,46 @@ def dashboard_quit(env: dict[str, str], work: Path, rounds: int) -> list[Target]
     ]
 
 
+def index_claude(env: dict[str, str], work: Path, rounds: int, size: int = 100_000_000) -> list[Target]:
+    """Issue 16 on the 100 MB Claude Code history (its sessions are assembled across files and stored in groups,
+    `core.index.assembled`): a first report that writes the index (from an empty cache each round) and a second
+    that reads it, against the cold (``--no-cache``) report of the same build; each ≤ 200 MB."""
+    projects = claude_home(size) / "projects"
+    cache = work / "index-claude"
+    env = {**env, "CONTINUITY_TUI_CACHE_DIR": str(cache)}
+    argv = [PY, "-m", "tui.cli", "report", str(projects), "--format", "json", "-o", str(work / "claude-index.json")]
+
+    def first() -> Run:
+        shutil.rmtree(cache, ignore_errors=True)
+        return timed(argv, env, REPO)
+
+    before = load()
+    runs = interleaved(
+        {
+            "cold": lambda: timed(report_argv([projects], work / "claude-cold.json"), env, REPO),
+            "first": first,
+            "second": lambda: timed(argv, env, REPO),
+        },
+        rounds,
+    )
+    loads = _loads(before)
+    cold, one, two = runs["cold"], runs["first"], runs["second"]
+    same = _our_tokens(work / "claude-index.json") == _our_tokens(work / "claude-cold.json")
+    return [
+        Target(
+            "index, 100 MB Claude Code: first / second report",
+            f"{one.wall:.2f} s ({one.cpu:.2f} s CPU), {one.rss_mb:.0f} MB / {two.wall:.2f} s ({two.cpu:.2f} s CPU), "
+            f"{two.rss_mb:.0f} MB",
+            f"cold report {cold.wall:.2f} s ({cold.cpu:.2f} s CPU), {cold.rss_mb:.0f} MB",
+            f"second {two.wall / cold.wall:.0%} of cold (CPU {two.cpu / cold.cpu:.0%})"
+            + ("" if same else "; TOKENS DIFFER"),
+            "each ≤ 200 MB",
+            one.rss_mb <= 200 and two.rss_mb <= 200 and same,
+            loads,
+        )
+    ]
+
+
 def _quit_run(argv: list[str], env: dict[str, str], count: bytes, limit: float = 180.0) -> Run:
     """The dashboard in a pty until its backfill is read (the full count on screen, then its process tree idle
     for 1.5 s), then ``q``: `Run.wall` is from the key to the exit, `Run.cpu` the whole run's (with the children
@@ -563,7 +603,7 @@ def startup(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
 
 
 #: the rows `--only` can name, in the order the table prints them
-ROWS = ("log", "dashboard", "index", "quit", "live", "senpi", "claude", "startup")
+ROWS = ("log", "dashboard", "index", "quit", "ccindex", "live", "senpi", "claude", "startup")
 
 
 def measure(
@@ -576,6 +616,7 @@ def measure(
         ("dashboard", "dashboard on the 166 MB log", lambda: dashboard(env, work, rounds)),
         ("index", "index on the 166 MB log", lambda: index_log(env, work, rounds)),
         ("quit", "dashboard quit on the 166 MB log", lambda: dashboard_quit(env, work, rounds)),
+        ("ccindex", "index on the 100 MB Claude Code history", lambda: index_claude(env, work, rounds)),
         ("live", "live load", lambda: live_load(env, work, live_seconds)),
         ("senpi", "senpi corpus vs orjson", lambda: senpi_corpus(corpus, env, work, rounds)),
         ("claude", "Claude Code vs ccusage", lambda: claude_code(env, work, rounds)),

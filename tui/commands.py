@@ -150,6 +150,7 @@ def _load(args: argparse.Namespace) -> tuple[Engine, Callable[[], None]] | int:
             index.start_over(engine)
             engine.read_all(READ_CHUNK)
         index.commit(engine)  # what the last poll finished (the drain parks after its polls)
+        index.store_assembled(engine)  # Claude Code and mux sessions: once the drain is known to be exact
     engine.finish_pending()
     engine.report_partials()
 

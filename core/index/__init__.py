@@ -19,13 +19,17 @@ tables) holds, per *scope* (the roots, the `--volatile` patterns and a digest of
   nothing (`core.index.livelog`: no line names a session a transcript holds, no call logged a decision the
   lines have), checks that again once its backfill is read, and reads everything cold when it fails; a log
   whose lines credit its transcripts' sessions is read at every start;
-- the **problems** of those files, and **ignored files** (not a format this tool reads) with their counts.
+- the **problems** of those files, and **ignored files** (not a format this tool reads) with their counts;
+- for a report, **Claude Code and mux sessions** (`core.index.assembled`), which their handlers assemble across
+  files (a transcript, its sub-agent files, a resumed copy's; a mux workspace's folder): stored in groups of
+  sessions that met across files, keyed by every file of the group, loaded only while all of them are as they
+  were read and nothing read now would have met them; any change to one of its files reads the group again.
 
 Everything else is read from its file at every start: active sessions (their analysis machinery is rebuilt by
-reading them), event recordings, other agents' files. A file kept in the store that changed other than
-by appending (truncated, replaced, rewritten, rotated, deleted) is dropped from it and read again like a new
-file; the rest of the store stays. A kept file that grew is read on from its offset (a session that grows is
-rebuilt from its file, `State.unpark`).
+reading them), event recordings, Codex rollouts, and a dashboard's Claude Code and mux files. A file kept in the
+store that changed other than by appending (truncated, replaced, rewritten, rotated, deleted) is dropped from it
+and read again like a new file; the rest of the store stays. A kept file that grew is read on from its offset (a
+session that grows is rebuilt from its file, `State.unpark`).
 
 **Written incrementally.** Every poll ends with one transaction (`Index.commit`: `Engine.after_each_poll`)
 holding what that poll finished: the sessions parked since the last one, with their files, and the log rows

@@ -24,7 +24,7 @@ from core.sources.tail import GenSnap, StreamSnap, verify_stream
 
 __all__ = ["StoredGen", "StoredStream", "drop_stream", "read_problems", "read_streams", "revive", "write_stream"]
 
-UNITS = frozenset({"session", "sidecar", "ignored", "log"})
+UNITS = frozenset({"session", "sidecar", "ignored", "log", "assembled"})
 
 
 def head_digest(head: bytes) -> bytes:

@@ -18,6 +18,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.index import FILE_NAME, cache_dir
+from core.index.assembled import (
+    StoredGroup,
+    arrival,
+    delete_groups,
+    freeze_session,
+    groups,
+    met,
+    read_groups,
+    thaw_session,
+    write_group,
+)
 from core.index.codec import Corrupt, NotKept, check_strings
 from core.index.files import StoredStream, drop_stream, read_problems, read_streams, revive, write_stream
 from core.index.livelog import OrderFree
@@ -27,6 +38,7 @@ from core.index.store import Busy, Refused, Store, open_store, prepare_dir
 from core.index.views import encode_view, write_view
 from core.model import Problem, Where
 from core.sources.order import BEFORE, DrainOrder
+from core.sources.tail import StreamSnap
 from core.state import MAX_PROBLEMS, LogState, SessionState
 from core.state.attribution import cold_pairs
 from core.state.logview import LogView
@@ -113,6 +125,15 @@ class Index:
     _verify: bool = False
     """A dashboard restored log lines and has not yet checked, with its backfill read, that this is exact."""
     _verified_at: float = float("-inf")
+    _groups: list[StoredGroup] = field(default_factory=list)
+    """The stored groups of assembled sessions (Claude Code, mux: `core.index.assembled`) this run loaded."""
+    _group_sessions: dict[str, SessionState] = field(default_factory=dict)
+    _groups_stored: int = 0
+    """How many groups the store held for the scope when this run loaded it."""
+    _chunk: int = 0
+    _settled: int | None = None
+    """The chunk of a drain that gave what a cold read gives (`settle` said so, or `start_over` read it cold):
+    what `store_assembled` stores is then exact."""
 
     @classmethod
     def for_engine(cls, engine: Engine, *, volatile: list[str], mode: str, directory: Path | None = None) -> Index:
@@ -244,7 +265,8 @@ class Index:
             stored = _read_sessions(conn, self.scope)
             problems = read_problems(conn, self.scope, streams)
             log = read_log(conn, self.scope)
-            loaded = self._load(engine, streams, stored, problems, log)  # (in the read: the log's columns)
+            assembled = read_groups(conn, self.scope) if self.mode == "report" else []
+            loaded = self._load(engine, streams, stored, problems, log, assembled)  # (in the read: the columns)
         if not self.writing:
             self.status += "; not written: index busy (another run is writing it)"
         return loaded
@@ -256,6 +278,7 @@ class Index:
         stored: list[StoredSession],
         problems: dict[str, list[Problem]],
         log: LoadedLog | None = None,
+        assembled: list[StoredGroup] | None = None,
     ) -> bool:
         self._log = self._log_writer()
         valid: dict[str, Any] = {}
@@ -276,6 +299,8 @@ class Index:
             sessions.append(thaw(item, engine.reread))
             credits_of[item.key] = item.log_credits
         keep = {s.key for s in sessions} | {lg for lg, st in streams.items() if st.unit == "ignored" and lg in valid}
+        groups_kept, group_sessions = self._load_groups(engine, assembled or [], streams, valid, keep)
+        keep |= {lg for group in groups_kept for lg in group.files}
         for s in sessions:
             if s.sidecar is not None and s.sidecar.where.path in valid:
                 keep.add(s.sidecar.where.path)
@@ -298,6 +323,13 @@ class Index:
             self._log_drop = self._log_drop or log is not None
             self._log = self._log_writer()
             return False
+        with engine.lock:  # not `adopt_session`: a cold read never parks them, nor pairs their calls as they come
+            for session in group_sessions:
+                engine.state.sessions[session.key] = session
+            engine.state.version += 1
+        self._groups = groups_kept
+        self._groups_stored = len(assembled or [])
+        self._group_sessions = {session.key: session for session in group_sessions}
         for session in sessions:
             self._loaded[session.key] = (session, session.sidecar)
             self._loaded_at[session.key] = session.parked or 0
@@ -309,8 +341,38 @@ class Index:
         self._start = {snap.logical: _stream_pos(snap) for snap in restored}
         dropped = f", {len(why)} changed" if why else ""
         rows = f", {len(log_state.continuity):,} log lines" if log_state is not None else ""
-        self.status = f"warm: {len(sessions)} sessions, {len(ignored)} ignored files{rows} from the index{dropped}"
+        together = f", {len(group_sessions)} assembled sessions" if group_sessions else ""
+        self.status = (
+            f"warm: {len(sessions)} sessions{together}, {len(ignored)} ignored files{rows} from the index{dropped}"
+        )
         return True
+
+    def _load_groups(
+        self,
+        engine: Engine,
+        assembled: list[StoredGroup],
+        streams: dict[str, StoredStream],
+        valid: dict[str, Any],
+        taken: set[str],
+    ) -> tuple[list[StoredGroup], list[SessionState]]:
+        """The stored groups whose files are all as they were read, to their last byte, and their sessions
+        (`core.index.assembled`); `Corrupt` when a row does not decode."""
+        kept: list[StoredGroup] = []
+        sessions: list[SessionState] = []
+        seen = set(taken)
+        for group in assembled:
+            if len(group.rows) != group.sessions or not all(
+                lg in valid and streams[lg].unit == "assembled" and _whole(valid[lg]) for lg in group.files
+            ):
+                continue  # a file changed (or a kill left it half written): its files are read again
+            thawed = [thaw_session(group.agent, *row, engine.reread) for row in group.rows]
+            for session in thawed:
+                if session.key in seen:
+                    raise Corrupt("two stored sessions with one key")
+                seen.add(session.key)
+            kept.append(group)
+            sessions.extend(thawed)
+        return kept, sessions
 
     def _log_writer(self) -> LogWriter:
         """A report stores the log lines; so does a dashboard (or exporter), while the order it meets them in
@@ -523,6 +585,7 @@ class Index:
         """After a report's drain (`Engine.read_all(chunk)`): put what depends on the reading order as a cold
         drain has it, or say it cannot be (False: the caller reads everything cold, `start_over`). Also notes how
         many log lines credit each session in a cold read, which the sessions are stored with."""
+        self._chunk = chunk
         with engine.reading():
             self._rebuild_touched(engine)
             damaged = _load_streaks(engine.state.log)
@@ -534,6 +597,10 @@ class Index:
             cold = DrainOrder(layout, chunk)
             warm = DrainOrder(layout, chunk, self._start)
             kept = {key: session for key, (session, _) in self._loaded.items()}
+            reason = self._check_groups(engine, cold, warm)
+            if reason is not None:
+                self.status = f"cold: {reason}"
+                return False
             credits, reason = _log_credits(engine, cold, warm, self._loaded_at, kept, self._stored_credits)
             if reason is not None:
                 self.status = f"cold: {reason}"
@@ -546,7 +613,88 @@ class Index:
                     # (no call logged a decision: nothing pairs, as in a cold read; the replay walks every
                     # log line, ~13 s and ~280 MB for the 1.1M-line log)
                     _repair(engine, cold_pairs(engine.state, layout, chunk))
+        self._settled = chunk
         return True
+
+    def _check_groups(self, engine: Engine, cold: DrainOrder, warm: DrainOrder) -> str | None:
+        """Why the assembled sessions of this run are not what a cold read makes (None: they are): what was
+        read now met a stored group, or a group's files would arrive interleaved otherwise in a cold read."""
+        if self.mode != "report":
+            return None
+        fresh = groups(engine.state)  # (only what this run read: a stored session's records never reached them)
+        reason = met(fresh, self._groups, set(self._group_sessions))
+        if reason is not None:
+            return reason
+        for stored in self._groups:
+            if arrival(cold, stored.files) != stored.arrival:
+                return "a cold read would deliver a stored session's files in another order"
+        if self._start:
+            for group in fresh:
+                if arrival(warm, group.files) != arrival(cold, group.files):
+                    return f"session {os.path.basename(group.keys[0])}'s files arrive in another order than cold"
+        return None
+
+    def store_assembled(self, engine: Engine) -> None:
+        """After a report's drain gave what a cold read gives: one transaction storing the groups of assembled
+        sessions (Claude Code, mux) read in this run, and dropping the stored ones no longer loaded
+        (`core.index.assembled`). Whatever goes wrong is one line; the run goes on."""
+        chunk, self._settled = self._settled, None
+        if chunk is None or self.mode != "report" or not self.writing or self.store is None or self.scope is None:
+            return
+        try:
+            self._store_assembled(engine, self.store, self.scope, chunk)
+        except Busy:
+            return
+        except Exception as exc:  # a bug here must not end a report
+            self._stop(f"{type(exc).__name__}: {exc}")
+            self.notices.append(f"index {self.path} not updated: {type(exc).__name__}: {exc}")
+
+    def _store_assembled(self, engine: Engine, store: Store, scope: int, chunk: int) -> None:
+        with engine.reading():
+            state = engine.state
+            state.settle()  # (which session made the calls a resumed session copied: on the turns stored)
+            kept = {g.id for g in self._groups if all(state.sessions.get(row[0]) is self._group_sessions.get(row[0])
+                                                      for row in g.rows)}  # fmt: skip
+            loaded = set(self._group_sessions)
+            fresh = [group for group in groups(state) if not any(key in loaded for key in group.keys)]
+            if not fresh and len(kept) == self._groups_stored:
+                return  # (the second report of the same files writes nothing)
+            cold = DrainOrder(engine.sources.layout(), chunk)
+            wanted = sorted({lg for group in fresh for lg in group.files})
+            full = frozenset(lg for lg in wanted if (a := engine.adapters.get(lg)) is not None and a.routine_notices)
+            snaps = engine.sources.export_streams(wanted, full, whole_lines=True)
+            writes: list[Any] = []
+            for group in fresh:
+                adapters = [engine.adapters.get(lg) for lg in group.files]
+                if any(key not in state.sessions for key in group.keys) or any(a is None for a in adapters):
+                    continue
+                if not all(_whole(snaps.get(lg)) for lg in group.files):
+                    continue  # a file ends in a partial line, or is mid-rotation: read again next time
+                try:
+                    frozen = [(state.sessions[key], *freeze_session(state.sessions[key])) for key in group.keys]
+                except NotKept as why:
+                    self.not_kept[group.keys[0]] = str(why)
+                    continue
+                except Exception as exc:  # a value the codec cannot hold: read from its files next time
+                    self.not_kept[group.keys[0]] = f"{type(exc).__name__}: {exc}"
+                    continue
+                streams = [
+                    self._stream_writer(engine, snaps[lg], "assembled", a.name if a is not None else None)
+                    for lg, a in zip(group.files, adapters, strict=True)
+                ]
+                writes.append((group, streams, frozen, arrival(cold, group.files)))
+        with store.transaction() as conn:
+            row = conn.execute("SELECT writer FROM scopes WHERE id = ?", (scope,)).fetchone()
+            if row is None or row[0] != self._writer:
+                self._stop("another run took the index over")
+                return
+            delete_groups(conn, scope, kept)
+            for group, streams, frozen, order in writes:
+                for key in group.keys:
+                    _drop_session(conn, scope, key)
+                for write in streams:
+                    write(conn)
+                write_group(conn, scope, group, frozen, order, _write_calls)
 
     def start_over(self, engine: Engine) -> None:
         """The run reads everything cold in `engine` after all: the scope's stored data goes, this run writes it
@@ -563,6 +711,10 @@ class Index:
         self._log_drop = False
         self._log_restored = False
         self._verify = False
+        self._groups = []
+        self._group_sessions = {}
+        self._groups_stored = 0
+        self._settled = self._chunk or _read_chunk()
         self._drop_scope()
         if self.writing:
             engine.after_each_poll(lambda _result: self.commit(engine))
@@ -625,6 +777,34 @@ def _load_streaks(log: LogState) -> str | None:
     except Corrupt as exc:
         return str(exc)
     return None
+
+
+def _read_chunk() -> int:
+    from core.engine import READ_CHUNK
+
+    return READ_CHUNK
+
+
+def _whole(snap: Any) -> bool:
+    """A stream of one file read to its last byte, which is still its size on disk (a group of assembled
+    sessions is stored and loaded only so: a file read on from an offset would meet handlers that hold nothing
+    of what came before)."""
+    if not isinstance(snap, StreamSnap) or len(snap.gens) != 1:
+        return False
+    gen = snap.gens[0]
+    if not gen.current or gen.pos != gen.size:
+        return False
+    try:
+        return os.stat(gen.path).st_size == gen.pos
+    except OSError:
+        return False
+
+
+def _write_calls(conn: sqlite3.Connection, session_id: int, turns: list[Any]) -> None:
+    conn.executemany(
+        f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES ({', '.join('?' * 17)})",
+        [_call_row(session_id, turn) for turn in turns],
+    )
 
 
 def _mark(session: SessionState) -> tuple[int, int | None, int]:
@@ -695,7 +875,7 @@ def _read_sessions(conn: sqlite3.Connection, scope: int) -> list[StoredSession]:
     out: list[StoredSession] = []
     for key, session_id, agent, cwd, started, parked_at, read, parked, sidecar, state, calls in conn.execute(
         "SELECT key, session_id, agent, cwd, started, parked_at, log_credits, log_credits_parked, sidecar, state, "
-        "calls_data FROM sessions WHERE scope = ? ORDER BY id",
+        "calls_data FROM sessions WHERE scope = ? AND assembly IS NULL ORDER BY id",
         (scope,),
     ):
         if not (isinstance(key, str) and isinstance(session_id, str) and isinstance(agent, str)):
@@ -715,7 +895,7 @@ def _read_sessions(conn: sqlite3.Connection, scope: int) -> list[StoredSession]:
 
 _SCOPED = (
     "streams", "files", "problems", "log_vocab", "log_chunks", "log_columns", "log_streaks", "log_state",
-    "log_view", "decisions_daily", "closes_daily",
+    "log_view", "decisions_daily", "closes_daily", "assemblies",
 )  # fmt: skip
 
 
@@ -756,6 +936,8 @@ def _prune(conn: sqlite3.Connection, keep: int) -> None:
 # ---------------------------------------------------------------------------------------------- reading order
 def _first_where(session: SessionState) -> Where | None:
     """Where the record that made the session is: its header, else its earliest entry."""
+    if session.origin is not None:  # a session assembled across files: its first record may be in any of them
+        return session.origin
     wheres = [node.where for node in session.nodes.values() if node.where.path == session.key]
     if session.header is not None and session.header.where.path == session.key:
         wheres.append(session.header.where)

@@ -21,7 +21,12 @@ dashboard reads); each table is keyed by its scope and goes with it. A user can 
   queryable aggregates `decisions_daily` (lines by UTC day, kind and reason) and `closes_daily` (close lines by
   day and reason); `log_view`: the report's `continuity` section and per-session line counts as a report last
   built them from those rows (`core.state.logview`: read back instead of the columns while no row was added);
-- `problems`: the located problems of stored files (path, line, offset, message).
+- `problems`: the located problems of stored files (path, line, offset, message);
+- `assemblies`: Claude Code and mux sessions, which are read from several files (`core.index.assembled`): one
+  row per group of sessions that met across files, with its files (a JSON list; each is a `streams` row of unit
+  `assembled`), the 64-bit digests of what other files' records would find it by (`ids`: message and session
+  ids) and the order a cold read delivers its files' bytes in (`arrival`); its sessions are `sessions` rows
+  whose `assembly` names it (`parked_at` 0: never parked), with their `calls`.
 
 Strings kept from data (paths, session ids, reasons, models, entry ids) are kept only when the report's
 redaction would leave them unchanged; anything else about a file is not stored and the file is read again
@@ -30,7 +35,7 @@ redaction would leave them unchanged; anything else about a file is not stored a
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """`PRAGMA user_version` of a store this code reads; any other version is replaced by an empty store."""
 
 APPLICATION_ID = 0x43544958
@@ -113,7 +118,17 @@ CREATE TABLE sessions (
   sidecar TEXT,
   state BLOB NOT NULL,
   calls_data BLOB NOT NULL,
+  assembly INTEGER,
   UNIQUE (scope, key)
+);
+CREATE TABLE assemblies (
+  id INTEGER PRIMARY KEY,
+  scope INTEGER NOT NULL,
+  agent TEXT NOT NULL,
+  sessions INTEGER NOT NULL,
+  files TEXT NOT NULL,
+  ids BLOB NOT NULL,
+  arrival BLOB NOT NULL
 );
 CREATE TABLE calls (
   session INTEGER NOT NULL,

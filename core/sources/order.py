@@ -72,3 +72,8 @@ class DrainOrder:
             if first < end <= stop:
                 return (poll, visit, end)
         return None
+
+    def stretches(self, logical: str) -> list[tuple[int, int, int, int]]:
+        """The (poll, visit, first byte, end byte) reads of stream `logical`, in delivery order (empty for a
+        stream not in the layout): which lines of several files a drain delivers before which."""
+        return list(self._stretches.get(logical, ()))

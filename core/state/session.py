@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.kernel.pipeline import SessionAnalyzer
-from core.model import EntryNode, SessionHeader, Sidecar, Turn
+from core.model import EntryNode, SessionHeader, Sidecar, Turn, Where
 
 if TYPE_CHECKING:
     from core.agents.base import Agent
@@ -38,6 +38,9 @@ class SessionState:
     facts: Any = None  # the agent's typed per-session record (`Analysis.session_facts`)
     entries: int = 0
     parked: int | None = None  # parked (`State.park`): the byte offset its transcript was read to; else None
+    #: where the record that made it is, for a session a handler assembles across files (its first record may
+    #: be in any of them); the index puts sessions in a cold read's order by it (`core.index.assembled`)
+    origin: Where | None = None
 
     def analyzer(self, cls: type[A]) -> A | None:
         """This session's analyzer of class `cls` (or of a subclass of it), None when its agent lists none."""

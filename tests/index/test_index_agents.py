@@ -1,7 +1,8 @@
 """The persistent index on the other agents' formats: Claude Code (a main transcript and a sub-agent file that
 grow), mux/Xum (chat.jsonl appended, rewritten whole by rename, or rewritten in place). Their sessions are
-assembled by record handlers across files and never parked, so the index keeps nothing of them and every
-start reads their files again: each run must still report exactly what a cold run reports."""
+assembled by record handlers across files and never parked; the index stores them in groups keyed by all their
+files (`core.index.assembled`, `test_index_assembled.py`), and a group with a changed file is read again: each
+run must still report exactly what a cold run reports."""
 
 from __future__ import annotations
 

@@ -159,6 +159,9 @@ class ClaudeCalls(RecordHandler):
         self.by_session_id: dict[str, str] = {}  # sessionId -> session key of its main transcript
         self.files: set[str] = set()
         self.order = 0
+        # what the persistent index groups sessions by (`assembly`): files per session, sessions that met
+        self.touched: dict[str, set[str]] = {}
+        self.links: set[tuple[str, str]] = set()
 
     # ------------------------------------------------------------------ entry point
     def on_record(self, state: Store, record: Record) -> None:
@@ -203,11 +206,20 @@ class ClaudeCalls(RecordHandler):
                 known = (self.by_session_id[record.session_id or ""], record.session_id or "")
             elif record.session_id is not None:
                 known = (path, record.session_id)
-                self.by_session_id.setdefault(record.session_id, path)
+                claimed = self.by_session_id.setdefault(record.session_id, path)
+                if claimed != path:  # which file claims the id depends on which was read first
+                    self.links.add((claimed, path))
             if known is not None:
                 self.file_session[path] = known
         key, session_id = known if known is not None else (path, _stem(path))
+        fresh = key not in state.sessions
         session = state.session_for(key, session_id, self.agent)
+        if fresh:
+            session.origin = record.where
+        files = self.touched.get(key)
+        if files is None:
+            files = self.touched[key] = set()
+        files.add(path)
         cwd = record.obj.get("cwd")
         if session.cwd is None and isinstance(cwd, str) and (not record.sidechain or session.key == path):
             session.cwd = cwd
@@ -275,6 +287,7 @@ class ClaudeCalls(RecordHandler):
             # another session holds this message: a copy (resume or fork) when it is the same request
             if call.request_id is not None and request_id is not None and call.request_id != request_id:
                 _facts(session).replayed_copies += 1
+                self.links.add((call.session_key, session.key))
                 return
             self._shared(call.session_key, session.key).msg_ids.add(msg_id)
             self.unsettled = True
@@ -421,6 +434,12 @@ class ClaudeCalls(RecordHandler):
             for pair in [pair for pair in self.shared if known[0] in pair]:
                 del self.shared[pair]  # its copies are read again, and shared again
             self.unsettled = True
+
+    def assembly(self, store: Store) -> Any:
+        """Its sessions as the persistent index groups them (`core.agents.claude_code.assembly`)."""
+        from core.agents.claude_code.assembly import assembly
+
+        return assembly(self, store)
 
     # ------------------------------------------------------------------ copies across sessions
     @property

@@ -52,6 +52,7 @@ from core.agents.mux.rules import (
     replay_facts,
 )
 from core.agents.shared.stateless import ContextCounter, content_size
+from core.kernel.assembly import Assembly
 from core.kernel.cache_verdict import COMPACTION, CacheVerdict, CallUsage, decision, explain, judge, structural
 from core.kernel.diff import classify
 from core.kernel.directives import DirectiveLedger, Seen
@@ -111,6 +112,7 @@ class MuxAudit(RecordHandler):
     def __init__(self, agent: AgentRef, reread: Reread) -> None:
         super().__init__(agent, reread)
         self.workspaces: dict[str, _Workspace] = {}
+        self.touched: dict[str, set[str]] = {}  # workspace key -> files read into it (the index's groups)
 
     def on_record(self, state: Store, record: Record) -> None:
         if isinstance(record, MuxRow):
@@ -119,18 +121,27 @@ class MuxAudit(RecordHandler):
             self._partial(state, record)
 
     # ------------------------------------------------------------------ rows
-    def _workspace(self, state: Store, path: str, workspace_id: str | None) -> tuple[_Workspace, Session]:
+    def assembly(self, store: Store) -> Assembly:
+        """Its sessions as the persistent index groups them: a workspace is read from the files of its folder
+        alone (`core.kernel.assembly`)."""
+        return Assembly({key: set(files) for key, files in self.touched.items()})
+
+    def _workspace(self, state: Store, path: str, workspace_id: str | None, where: Where) -> tuple[_Workspace, Session]:
         key = os.path.join(os.path.dirname(path), "chat.jsonl")
         ws = self.workspaces.get(key)
         if ws is None:
             ws = self.workspaces[key] = _Workspace(key)
+        fresh = key not in state.sessions
         session = state.session_for(key, workspace_id or os.path.basename(os.path.dirname(path)), self.agent)
+        if fresh:
+            session.origin = where
+        self.touched.setdefault(key, set()).add(path)
         if workspace_id and session.session_id != workspace_id:
             session.session_id = workspace_id
         return ws, session
 
     def _row(self, state: Store, rec: MuxRow) -> None:
-        ws, session = self._workspace(state, rec.where.path, rec.workspace)
+        ws, session = self._workspace(state, rec.where.path, rec.workspace, rec.where)
         path = rec.where.path
         if rec.where.offset == 0 or path not in ws.passes:
             self._new_pass(ws, path)
@@ -320,7 +331,7 @@ class MuxAudit(RecordHandler):
 
     # ------------------------------------------------------------------ capture vs commit
     def _partial(self, state: Store, rec: MuxPartial) -> None:
-        ws, _ = self._workspace(state, rec.where.path, None)
+        ws, _ = self._workspace(state, rec.where.path, None, rec.where)
         parts = rec.obj.get("parts")
         capture = merge_parts(parts if isinstance(parts, list) else [])
         if ws.last_commit is not None and ws.last_commit[0] == rec.row_id:
