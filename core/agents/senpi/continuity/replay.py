@@ -48,7 +48,7 @@ from core.agents.senpi.profiles import API_ID, BINDING_TYPE, ProfileTracker, pro
 from core.agents.shared.pi_family.context import ProviderContext, is_transmitted
 from core.kernel.hashing import FrozenChain, HashChain, chain_length, freeze
 from core.kernel.pipeline import SessionAnalyzer
-from core.model import RESEND_KINDS, TranscriptEntry, Turn
+from core.model import RESEND_KINDS, Decision, TranscriptEntry, Turn
 from core.timeutil import any_ms, parse_iso_ms
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 
 MAX_LISTED = 200  # disagreements / avoidable turns listed per session
 SIDECAR_EAGER_TAIL = 512  # re-judge the sidecar on every entry while fewer messages follow its prefix
+#: take the counterfactual step from the real one while their registries are one object (the tests turn it off to
+#: compare with two steps every call)
+SHARE_COUNTERFACTUAL = True
 
 
 # --------------------------------------------------------------------- per-turn and per-session results
@@ -204,6 +207,13 @@ def _fold(
         chain, words = flush_words(chain), ()
         chain, env = flush_env(chain), None
     return chain, assistant, env, words
+
+
+def _copy_result(result: StepResult) -> StepResult:
+    """`result` as a second `step` with the same inputs would have returned it: an equal object of its own, so the
+    turn's `counterfactual` is not the very `Decision` object of its `recomputed` (as before the sharing)."""
+    d = result.decision
+    return replace(result, decision=Decision(d.kind, d.reason, d.count) if d is not None else None)
 
 
 def _discard(items: list[int], value: int) -> None:
@@ -426,8 +436,16 @@ class VerdictReplay(SessionAnalyzer):
             prev = facts.prev_turn
             outcome = judged.outcome(prev) if judged is not None and prev is not None else None
             volatile = judged.volatile_only(prev) if judged is not None and prev is not None else False
-            result, reg = step(reg, facts, profile, outcome == "rewritten")
-            cf_result, cf = step(cf, facts, profile, outcome == "rewritten" and not volatile)
+            rewritten, cf_rewritten = outcome == "rewritten", outcome == "rewritten" and not volatile
+            same = cf is reg and cf_rewritten == rewritten  # the counterfactual has not diverged (most sessions)
+            result, reg_after = step(reg, facts, profile, rewritten)
+            if same and SHARE_COUNTERFACTUAL:
+                # `step` is pure over immutable registries: equal inputs give equal outputs, so the second step
+                # is the first one again (half the replay's steps; `tests/test_replay_share.py` checks it)
+                cf_result, cf = _copy_result(result), reg_after
+            else:
+                cf_result, cf = step(cf, facts, profile, cf_rewritten)
+            reg = reg_after
             self._record(facts, result, cf_result, volatile)
         if not only:
             self.reg, self.cf = reg, cf
