@@ -69,3 +69,19 @@ def test_fingerprints_of_a_plain_message_agree_across_rules() -> None:
            "content": [{"type": "text", "text": "hi"}]}  # fmt: skip
     prints = fingerprints(msg)
     assert prints["senpi_sha256"] == prints["senpi_sha256_verbatim"] == prints["senpi_sha256_projected"]
+
+
+def test_describe_made_once_per_profile_is_the_walk_over_its_fields() -> None:
+    from dataclasses import fields, replace
+
+    from core.agents.senpi.profiles import _NOT_DESCRIBED
+
+    def walk(p: object) -> dict[str, object]:
+        out: dict[str, object] = {"id": p.id, "since_date": p.since_date, "label": p.label}  # type: ignore[attr-defined]
+        out.update((f.name, getattr(p, f.name)) for f in fields(p) if f.name not in _NOT_DESCRIBED)  # type: ignore[arg-type]
+        return out
+
+    for profile in [*PROFILES, replace(PROFILES[-1], id="test-copy")]:
+        first, second = profile.describe(), profile.describe()
+        assert first == walk(profile) and list(first) == list(walk(profile))
+        assert first is not second  # a dict of its own each time (session.profile is built from it)

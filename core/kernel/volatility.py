@@ -205,6 +205,29 @@ class VolatilityPolicy:
         """
         return self._strip(doc, [], doc, self.depth)
 
+    def keeps_all(self, doc: Any) -> bool:
+        """True when `strip(doc)` drops nothing (it is then an equal copy of `doc`): no object `strip` walks holds a
+        key any rule ends with. One C-level set test per object walked, where `strip` asks the rules per key and
+        copies (`fingerprints` hashes the stripped copy of every assistant message; it almost never differs)."""
+        keys = self._last_keys
+        depth = self.depth
+        if keys is None or depth is None:
+            return False
+        level = [doc]
+        for _ in range(depth):
+            below: list[Any] = []
+            for node in level:
+                if isinstance(node, dict):
+                    if not keys.isdisjoint(node):
+                        return False
+                    below.extend(v for v in node.values() if isinstance(v, dict | list))
+                elif isinstance(node, list):
+                    below.extend(v for v in node if isinstance(v, dict | list))
+            if not below:
+                return True
+            level = below
+        return True
+
     def _strip(self, node: Any, path: list[PathPart], root: Any, depth: int | None) -> Any:
         # leaves are kept as they are without a call; a key no rule ends with is kept without asking the rules
         if depth is not None and len(path) >= depth:

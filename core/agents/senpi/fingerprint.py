@@ -101,12 +101,14 @@ def fingerprints(message: dict[str, Any], volatility: VolatilityPolicy | None = 
     """
     verbatim = hashed_fields(message, VERBATIM)
     objects = {rule: (verbatim if rule == VERBATIM else hashed_fields(message, rule)) for rule in HASH_RULES}
-    stripped = (volatility or policy()).strip(verbatim)
+    rules = volatility or policy()
+    # nothing volatile in it (almost every message): the stripped copy would equal `verbatim`, so hash that
+    stripped = verbatim if rules.keeps_all(verbatim) else rules.strip(verbatim)
     seen: list[tuple[dict[str, Any], bytes]] = []
 
     def text_of(obj: dict[str, Any]) -> bytes:
         for other, data in seen:
-            if other == obj:
+            if other is obj or other == obj:
                 return data
         data = canonical_bytes(obj)
         seen.append((obj, data))

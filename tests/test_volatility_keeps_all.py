@@ -1,0 +1,91 @@
+"""`VolatilityPolicy.keeps_all(doc)` is True only where `strip(doc)` drops nothing, so `fingerprints` may hash the
+message itself instead of its stripped copy: checked against `strip` on every assistant message of the
+simulator's corpus and senpi-live, on hand-made documents with volatile keys at every depth, and under policies
+with user patterns (a key anywhere: `keeps_all` gives up); the fingerprints equal the ones the stripped copy
+gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import core.kernel.volatility as volatility
+from core.agents.senpi.fingerprint import fingerprints, hashed_fields
+from core.demo.sim.generator import generate
+from core.demo.sim.sink import DEFAULT_ROTATE_BYTES
+from core.kernel.volatility import DEFAULT_POLICY, VolatilityPolicy
+
+REPO = Path(__file__).resolve().parent.parent
+SENPI_LIVE = REPO.parent / "shared" / "realdata" / "senpi-live" / "agent"
+
+
+def _assistants(root: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(root.rglob("*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            msg = obj.get("message") if isinstance(obj, dict) else None
+            if isinstance(msg, dict) and msg.get("role") == "assistant":
+                out.append(msg)
+    return out
+
+
+@pytest.fixture(scope="module")
+def messages(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    out = tmp_path_factory.mktemp("corpus") / "agent"
+    generate(out, "corpus", seed=7, scale=1.0, rotate_bytes=DEFAULT_ROTATE_BYTES, sessions=21)
+    found = _assistants(out) + (_assistants(SENPI_LIVE) if SENPI_LIVE.is_dir() else [])
+    assert len(found) > 200
+    return found
+
+
+POLICIES = [
+    DEFAULT_POLICY,
+    DEFAULT_POLICY.with_patterns(["textSignature"]),
+    DEFAULT_POLICY.with_patterns([".usage.cost"]),
+    VolatilityPolicy(()),
+]
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=["default", "any-depth", "usage", "none"])
+def test_keeps_all_only_where_strip_drops_nothing(messages: list[dict[str, Any]], policy: VolatilityPolicy) -> None:
+    kept = 0
+    for msg in messages:
+        doc = hashed_fields(msg)
+        if policy.keeps_all(doc):
+            kept += 1
+            assert policy.strip(doc) == doc
+    # a rule that may name a key at any depth (a bare key pattern): keeps_all always gives up
+    assert kept > 0 if policy.depth is not None else kept == 0
+
+
+HAND_MADE = [
+    {"content": [{"type": "thinking", "thinking": "t", "startedAt": 1}]},
+    {"content": [{"type": "toolCall", "partialJson": "{"}]},
+    {"content": [{"type": "text", "text": "x", "index": 0}]},
+    {"content": [[{"index": 0}]]},  # a key at depth 2 inside a list of lists
+    {"index": 0, "content": []},  # a rule's last key at the top: strip keeps it, keeps_all gives up (safe)
+    {"content": [{"type": "text", "text": "x", "nested": {"index": 1}}]},  # below the deepest rule: kept by both
+]
+
+
+@pytest.mark.parametrize("doc", HAND_MADE)
+def test_hand_made_documents(doc: dict[str, Any]) -> None:
+    if DEFAULT_POLICY.keeps_all(doc):
+        assert DEFAULT_POLICY.strip(doc) == doc
+    elif DEFAULT_POLICY.strip(doc) == doc:
+        assert "index" in doc or doc["content"] == [[{"index": 0}]]  # a conservative no, never a wrong yes
+    assert not DEFAULT_POLICY.keeps_all(HAND_MADE[0]) and DEFAULT_POLICY.strip(HAND_MADE[0]) != HAND_MADE[0]
+    assert DEFAULT_POLICY.keeps_all(HAND_MADE[-1])
+
+
+def test_fingerprints_equal_the_stripped_copys(messages: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = [fingerprints(msg) for msg in messages]
+    monkeypatch.setattr(volatility.VolatilityPolicy, "keeps_all", lambda self, doc: False)
+    assert fast == [fingerprints(msg) for msg in messages]
