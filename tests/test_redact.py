@@ -261,3 +261,15 @@ def test_a_google_key_before_a_dash_and_a_secret_key_repeated_in_a_path_are_repl
     aws = "aws_secret_access_key = wJalrXUtnFEMIzK7MDENGzbPxRfiCYzEXAMPLEKEY"
     out, hits = redact_text(f"sessions/--k {aws}--/{aws}.jsonl")
     assert "wJalrXUtnFEMIzK7" not in out and len(hits) == 2, out
+
+
+def test_each_keyword_calls_exactly_the_rules_that_name_it() -> None:
+    """`_CALLS` (built from each rule's keywords, for start-up) is the plain definition: per keyword, every rule
+    whose keywords hold it, in rule order, then the base64 pass when it is a base64 fragment."""
+    from core.report.redact import _B64_WORDS, _CALLS, _TRIGGER_WORDS, RULES
+
+    plain = tuple(
+        tuple(i for i, rule in enumerate(RULES) if word in rule.keywords) + ((-1,) if word in _B64_WORDS else ())
+        for word in _TRIGGER_WORDS
+    )
+    assert plain == _CALLS

@@ -382,11 +382,17 @@ _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 
 #: every rule's keywords, and the base64 fragments: a string that contains none of them is not looked at
 _TRIGGER_WORDS = tuple(sorted({k for rule in RULES for k in rule.keywords} | set(_B64_WORDS)))
-#: which rules (indexes into `RULES`; -1: the base64 pass) each keyword calls for
+_RULES_OF: dict[str, list[int]] = {}
+for _i, _rule in enumerate(RULES):
+    for _word in dict.fromkeys(_rule.keywords):
+        _RULES_OF.setdefault(_word, []).append(_i)
+_B64_SET = frozenset(_B64_WORDS)
+#: which rules (indexes into `RULES`, in order; -1: the base64 pass) each keyword calls for (built from each rule's
+#: keywords: testing every keyword against every rule's tuple took 2.1 ms of a one-line report's start-up)
 _CALLS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(i for i, rule in enumerate(RULES) if word in rule.keywords) + ((-1,) if word in _B64_WORDS else ())
-    for word in _TRIGGER_WORDS
+    (*_RULES_OF.get(word, ()), *((-1,) if word in _B64_SET else ())) for word in _TRIGGER_WORDS
 )
+del _i, _rule, _word
 #: every keyword in one automaton, as gitleaks prefilters with its keyword trie: one pass over a string finds
 #: them all (2.6 µs for 250 characters; `in` for each of the 172 keywords took 40 µs, the regex 130 µs)
 _KEYWORDS = AhoCorasick(list(_TRIGGER_WORDS))
