@@ -273,3 +273,17 @@ def test_each_keyword_calls_exactly_the_rules_that_name_it() -> None:
         for word in _TRIGGER_WORDS
     )
     assert plain == _CALLS
+
+
+@settings(max_examples=600, deadline=None)
+@given(key=_strings | st.sampled_from(["refreshToken", "ſecret", "API_\u212aEY", "aws_secret_access_key", "x" * 41]))
+def test_the_secret_key_gate_decides_as_the_key_pattern(key: str) -> None:
+    """`field_secret` asks the keyword automaton before the key pattern (so a report whose keys hold no keyword
+    never compiles it): the same kinds as the pattern alone, folds included."""
+    from core.report.redact import _SECRET_KEY, _looks_secret, field_secret
+
+    value = "hunter2hunter2"
+    plain = None
+    if _SECRET_KEY.match(key) and _looks_secret(value):
+        plain = "oauth_token" if any(w in key.lower() for w in ("access", "refresh", "oauth")) else "secret"
+    assert field_secret(key, value) == plain

@@ -31,8 +31,6 @@ _SECRET_KEY_WORDS = (
     r"(?:token|secret|password|passwd|passphrase|api[_-]?key|apikey|private[_-]?key|auth[_-]?key"
     r"|(?:secret|access|signing|master|encryption|client)[_-]?key|credentials?|creds)"
 )
-#: a dict key whose string value is a secret as a whole (`"refreshToken": "…"`)
-_SECRET_KEY = re.compile(rf"(?i)^[A-Za-z0-9_.-]{{0,40}}{_SECRET_KEY_WORDS}$")
 _PLACEHOLDERS = frozenset(
     {
         "undefined",
@@ -134,6 +132,11 @@ class _Lazy:
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return _Lazy(pattern, flags)  # type: ignore[return-value]
+
+
+#: a dict key whose string value is a secret as a whole (`"refreshToken": "…"`); only a key holding a keyword of the
+#: generic rule can match (each of its key words holds one), so most reports never compile it
+_SECRET_KEY = _r(rf"(?i)^[A-Za-z0-9_.-]{{0,40}}{_SECRET_KEY_WORDS}$")
 
 
 RULES: tuple[_Rule, ...] = (
@@ -378,7 +381,7 @@ _B64_PREFIXES = (
 )  # fmt: skip
 _B64_WORDS = tuple(sorted({_folded(f) for prefix in _B64_PREFIXES for f in _b64_fragments(prefix)}))
 #: a base64 run long enough to hold a secret (standard or URL-safe alphabet, its padding kept with it)
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_B64_RUN = _r(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 
 #: every rule's keywords, and the base64 fragments: a string that contains none of them is not looked at
 _TRIGGER_WORDS = tuple(sorted({k for rule in RULES for k in rule.keywords} | set(_B64_WORDS)))
@@ -547,7 +550,7 @@ _SCREEN_MARGIN = 512
 
 def field_secret(key: str, value: str) -> str | None:
     """The kind of secret a string is as a whole because of the key it is under (`"refreshToken": "…"`), or None."""
-    if _SECRET_KEY.match(key) and len(value) >= 8 and _looks_secret(value):
+    if len(value) >= 8 and _may_hold_secret(key) and _SECRET_KEY.match(key) and _looks_secret(value):
         return "oauth_token" if any(w in key.lower() for w in ("access", "refresh", "oauth")) else "secret"
     return None
 
