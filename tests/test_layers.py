@@ -237,6 +237,19 @@ def test_a_log_imports_only_the_agents_its_sniff_reaches(tmp_path: Path) -> None
         "m.count('.') >= 2} - {'base', 'shared'})))\n"
         "import core.agents\n"
         "print(','.join(agent.name for agent in core.agents.AGENTS))\n"
+        "print('ctypes' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.split("\n")[:2] == ["pi,senpi", "pi,senpi,claude-code,mux,codex"], out.stdout
+    # nor ctypes: a small file frees no block that would raise glibc's mmap threshold (`tui.cli.tune_malloc`)
+    assert out.stdout.split("\n")[:3] == ["pi,senpi", "pi,senpi,claude-code,mux,codex", "False"], out.stdout
+
+
+def test_only_small_regular_files_skip_the_malloc_tuning(tmp_path: Path) -> None:
+    from tui.cli import SMALL_INPUT, small_input
+
+    small, big = tmp_path / "a.log", tmp_path / "b.log"
+    small.write_bytes(b"x" * 100)
+    big.write_bytes(b"x" * (SMALL_INPUT + 1))
+    assert small_input([small]) and small_input([small, small])
+    assert not small_input([big]) and not small_input([small, big]) and not small_input([])
+    assert not small_input([tmp_path]) and not small_input([Path("-")]) and not small_input([tmp_path / "gone"])

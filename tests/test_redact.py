@@ -261,3 +261,29 @@ def test_a_google_key_before_a_dash_and_a_secret_key_repeated_in_a_path_are_repl
     aws = "aws_secret_access_key = wJalrXUtnFEMIzK7MDENGzbPxRfiCYzEXAMPLEKEY"
     out, hits = redact_text(f"sessions/--k {aws}--/{aws}.jsonl")
     assert "wJalrXUtnFEMIzK7" not in out and len(hits) == 2, out
+
+
+def test_each_keyword_calls_exactly_the_rules_that_name_it() -> None:
+    """`_CALLS` (built from each rule's keywords, for start-up) is the plain definition: per keyword, every rule
+    whose keywords hold it, in rule order, then the base64 pass when it is a base64 fragment."""
+    from core.report.redact import _B64_WORDS, _CALLS, _TRIGGER_WORDS, RULES
+
+    plain = tuple(
+        tuple(i for i, rule in enumerate(RULES) if word in rule.keywords) + ((-1,) if word in _B64_WORDS else ())
+        for word in _TRIGGER_WORDS
+    )
+    assert plain == _CALLS
+
+
+@settings(max_examples=600, deadline=None)
+@given(key=_strings | st.sampled_from(["refreshToken", "ſecret", "API_\u212aEY", "aws_secret_access_key", "x" * 41]))
+def test_the_secret_key_gate_decides_as_the_key_pattern(key: str) -> None:
+    """`field_secret` asks the keyword automaton before the key pattern (so a report whose keys hold no keyword
+    never compiles it): the same kinds as the pattern alone, folds included."""
+    from core.report.redact import _SECRET_KEY, _looks_secret, field_secret
+
+    value = "hunter2hunter2"
+    plain = None
+    if _SECRET_KEY.match(key) and _looks_secret(value):
+        plain = "oauth_token" if any(w in key.lower() for w in ("access", "refresh", "oauth")) else "secret"
+    assert field_secret(key, value) == plain

@@ -31,7 +31,6 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,18 +43,44 @@ if TYPE_CHECKING:
     from core.model import TranscriptEntry, Turn
 
 
-@dataclass(frozen=True, slots=True)
-class Home:
+class _Declared:
+    """A declaration's record: slots, an `__init__` written out, equality, hash and repr over its fields, never
+    assigned after it is made. Not a frozen dataclass: defining one takes ~0.7 ms (its methods are compiled at
+    import), and the four here were ~3 ms of a one-line report's start-up."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+
+class Home(_Declared):
     """One place an agent keeps its files, resolved the way the agent resolves it.
 
     The agent dir is the value of the first of `env` that is set (several dirs when `separator` splits it),
     else every one of `defaults` (relative to the user's home); this tool reads `sub` inside it.
     """
 
-    sub: str
-    env: tuple[str, ...] = ()
-    defaults: tuple[str, ...] = ()
-    separator: str | None = None
+    __slots__ = _fields = ("sub", "env", "defaults", "separator")
+
+    def __init__(
+        self, sub: str, env: tuple[str, ...] = (), defaults: tuple[str, ...] = (), separator: str | None = None
+    ) -> None:
+        self.sub = sub
+        self.env = env
+        self.defaults = defaults
+        self.separator = separator
 
     def candidates(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The directories this home names (existing or not), in the agent's own precedence."""
@@ -82,25 +107,37 @@ class TranscriptCalls(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
-    """What an agent's sessions get (its `analysis` module's `ANALYSIS`)."""
+class Analysis(_Declared):
+    """What an agent's sessions get (its `analysis` module's `ANALYSIS`).
 
-    #: one instance of each per session, fed every entry in this order (a later one reads what an earlier one
-    #: published on the same entry)
-    session_analyzers: tuple[type[SessionAnalyzer], ...] = ()
-    #: one instance of each per state, given the records of this agent's files, in this order
-    record_handlers: tuple[type[RecordHandler], ...] = ()
-    #: for agents whose files are pi-family transcripts: which entries are calls, and their `Turn`
-    calls: TranscriptCalls | None = None
-    #: makes a new session's `facts` (the agent's typed per-session record), when it keeps one
-    session_facts: Callable[[], Any] | None = None
-    #: what the drill-down re-reads of a call, for an agent that records a capture beside the commit (senpi);
-    #: None: the line the call was read from (`core.kernel.drilldown.recorded_line`)
-    drilldown: Drilldown | None = None
-    #: the types its analyzers put in `Turn.facts` (the persistent index decodes a stored call's facts back into
-    #: one of these, and stores no session whose calls hold anything else)
-    turn_facts: tuple[type, ...] = ()
+    - `session_analyzers`: one instance of each per session, fed every entry in this order (a later one reads what
+      an earlier one published on the same entry);
+    - `record_handlers`: one instance of each per state, given the records of this agent's files, in this order;
+    - `calls`: for agents whose files are pi-family transcripts: which entries are calls, and their `Turn`;
+    - `session_facts`: makes a new session's `facts` (the agent's typed per-session record), when it keeps one;
+    - `drilldown`: what the drill-down re-reads of a call, for an agent that records a capture beside the commit
+      (senpi); None: the line the call was read from (`core.kernel.drilldown.recorded_line`);
+    - `turn_facts`: the types its analyzers put in `Turn.facts` (the persistent index decodes a stored call's
+      facts back into one of these, and stores no session whose calls hold anything else).
+    """
+
+    __slots__ = _fields = ("session_analyzers", "record_handlers", "calls", "session_facts", "drilldown", "turn_facts")
+
+    def __init__(
+        self,
+        session_analyzers: tuple[type[SessionAnalyzer], ...] = (),
+        record_handlers: tuple[type[RecordHandler], ...] = (),
+        calls: TranscriptCalls | None = None,
+        session_facts: Callable[[], Any] | None = None,
+        drilldown: Drilldown | None = None,
+        turn_facts: tuple[type, ...] = (),
+    ) -> None:
+        self.session_analyzers = session_analyzers
+        self.record_handlers = record_handlers
+        self.calls = calls
+        self.session_facts = session_facts
+        self.drilldown = drilldown
+        self.turn_facts = turn_facts
 
 
 Extra = tuple[str, Callable[[Any], Any]]
@@ -121,31 +158,48 @@ AGENT_NAME: Extra = ("agent", agent_name)
 """Every agent's first session field unless it declares its own list (keep it there: `AGENTS` order merges)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(_Declared):
     """The one rule set an agent's verdicts come from (the session's `profile` in a report)."""
 
-    id: str
-    label: str
-    why: str
+    __slots__ = _fields = ("id", "label", "why")
+
+    def __init__(self, id: str, label: str, why: str) -> None:
+        self.id = id
+        self.label = label
+        self.why = why
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "label": self.label, "why": self.why}
 
 
-@dataclass(frozen=True, slots=True)
-class Agent:
-    """One coding agent, as this tool reads it (see the module docstring)."""
+class Agent(_Declared):
+    """One coding agent, as this tool reads it (see the module docstring): `name` is the report's `agent`
+    ("senpi", "pi", "claude-code", "mux", …), `analysis` the module path of its `ANALYSIS`, imported when its
+    first record arrives."""
 
-    name: str  # the report's `agent`: "senpi", "pi", "claude-code", "mux", …
-    homes: tuple[Home, ...]
-    adapters: tuple[Adapter, ...]
-    analysis: str  # module path of its `ANALYSIS`, imported when its first record arrives
-    turn_extras: tuple[Extra, ...] = ()
-    session_extras: tuple[Extra, ...] = (AGENT_NAME,)
-    rules: Rules | None = None
-    payload_exact: bool = False
-    _loaded: list[Analysis] = field(default_factory=list, compare=False, repr=False)
+    _fields = ("name", "homes", "adapters", "analysis", "turn_extras", "session_extras", "rules", "payload_exact")
+    __slots__ = (*_fields, "_loaded")
+
+    def __init__(
+        self,
+        name: str,
+        homes: tuple[Home, ...],
+        adapters: tuple[Adapter, ...],
+        analysis: str,
+        turn_extras: tuple[Extra, ...] = (),
+        session_extras: tuple[Extra, ...] = (AGENT_NAME,),
+        rules: Rules | None = None,
+        payload_exact: bool = False,
+    ) -> None:
+        self.name = name
+        self.homes = homes
+        self.adapters = adapters
+        self.analysis = analysis
+        self.turn_extras = turn_extras
+        self.session_extras = session_extras
+        self.rules = rules
+        self.payload_exact = payload_exact
+        self._loaded: list[Analysis] = []
 
     def load(self) -> Analysis:
         """The agent's `Analysis`, importing its module on first use."""
