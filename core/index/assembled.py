@@ -54,6 +54,7 @@ from core.index.codec import (
     plain,
     strings_of,
 )
+from core.index.sessions import decode_facts, facts_types
 from core.model import EntryNode, SessionHeader, Turn, Where
 from core.sources.order import DrainOrder
 from core.state import SessionState
@@ -205,18 +206,12 @@ class _Fields(msgspec.Struct):
     origin: Where | None
 
 
-def _types(agent: Any) -> tuple[dict[str, type], type | None]:
-    spec = agent.load()
-    session_type = spec.session_facts if isinstance(spec.session_facts, type) else None
-    return {t.__qualname__: t for t in spec.turn_facts}, session_type
-
-
 def freeze_session(session: SessionState) -> tuple[bytes, bytes]:
     """A session as its `state` and `calls_data` BLOBs; `NotKept` when it cannot be stored as it is."""
     if session.parked is not None or session.sidecar is not None:
         raise NotKept("a parked session, or one with a restart sidecar")
     key = session.key
-    turn_types, session_type = _types(session.agent)
+    turn_types, session_type = facts_types(session.agent)
     facts = session.facts
     if facts is not None and (session_type is None or type(facts) is not session_type):
         raise NotKept("session facts of an undeclared type")
@@ -278,7 +273,7 @@ def thaw_session(
         agent = agent_named(agent_name)
     except KeyError:
         raise Corrupt(f"a stored session of an unknown agent ({agent_name})") from None
-    turn_types, session_type = _types(agent)
+    turn_types, session_type = facts_types(agent)
     try:
         fields = msgspec.convert(plain(inflate(state)), _Fields)
     except (msgspec.ValidationError, TypeError, ValueError) as exc:
@@ -309,14 +304,7 @@ def thaw_session(
     session.branch = fields.branch
     session.profile = fields.profile
     session.counterfactual = fields.counterfactual
-    session.facts = None
-    if fields.facts is not None:
-        if session_type is None:
-            raise Corrupt("stored session facts for an agent that keeps none")
-        try:
-            session.facts = msgspec.convert(fields.facts, session_type)
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            raise Corrupt(f"stored session facts do not decode: {exc}") from None
+    session.facts = decode_facts(fields.facts, session_type)
     session.entries = fields.entries
     session.origin = fields.origin
     return session

@@ -88,10 +88,23 @@ class StoredSession:
     parked (None: not known)."""
 
 
-def _facts_types(agent: Agent) -> tuple[dict[str, type], type | None]:
+def facts_types(agent: Agent) -> tuple[dict[str, type], type | None]:
+    """An agent's turn-facts types by name and its session-facts type (stored sessions of every kind)."""
     spec = agent.load()
     session_type = spec.session_facts if isinstance(spec.session_facts, type) else None
     return {t.__qualname__: t for t in spec.turn_facts}, session_type
+
+
+def decode_facts(facts: Any, session_type: type | None) -> Any:
+    """A stored session's facts as its agent's type; `Corrupt` when they do not decode or the agent keeps none."""
+    if facts is None:
+        return None
+    if session_type is None:
+        raise Corrupt("stored session facts for an agent that keeps none")
+    try:
+        return msgspec.convert(facts, session_type)
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        raise Corrupt(f"stored session facts do not decode: {exc}") from None
 
 
 def freeze(session: SessionState) -> StoredSession:
@@ -100,7 +113,7 @@ def freeze(session: SessionState) -> StoredSession:
         raise NotKept("not parked")
     key = session.key
     agent = session.agent
-    turn_types, session_type = _facts_types(agent)
+    turn_types, session_type = facts_types(agent)
     nodes = []
     for node in session.nodes.values():
         where = node.where
@@ -155,7 +168,7 @@ def thaw(stored: StoredSession, reread: Reread) -> SessionState:
         agent = agent_named(stored.agent)
     except KeyError:
         raise Corrupt(f"a stored session of an unknown agent ({stored.agent})") from None
-    turn_types, session_type = _facts_types(agent)
+    turn_types, session_type = facts_types(agent)
     try:
         state = msgspec.convert(plain(inflate(stored.state)), _State)
     except (msgspec.ValidationError, TypeError, ValueError) as exc:
@@ -192,14 +205,7 @@ def thaw(stored: StoredSession, reread: Reread) -> SessionState:
     session.sidecar = state.sidecar
     session.profile = state.profile
     session.counterfactual = state.counterfactual
-    session.facts = None
-    if state.facts is not None:
-        if session_type is None:
-            raise Corrupt("stored session facts for an agent that keeps none")
-        try:
-            session.facts = msgspec.convert(state.facts, session_type)
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            raise Corrupt(f"stored session facts do not decode: {exc}") from None
+    session.facts = decode_facts(state.facts, session_type)
     session.entries = state.entries
     session.parked = stored.parked_at
     return session
