@@ -106,7 +106,9 @@ def test_a_second_start_restores_the_log_and_reads_only_what_was_appended(
     assert warm["report"]["continuity"]["events"] == first["report"]["continuity"]["events"] + 1
 
 
-@pytest.mark.skip(reason="fails in a fresh clone (demo files modified at checkout time): the dashboard log store is not exact there yet; issue 16 open")
+@pytest.mark.skip(
+    reason="fails in a fresh clone (demo files modified at checkout time): the dashboard log store is not exact there yet; issue 16 open"
+)
 def test_a_log_naming_the_transcripts_sessions_is_not_stored(tmp_path: Path, every_poll_writes: None) -> None:
     """The demo's log lines name its sessions (build evidence): which ones credit a session depends on the order
     the dashboard meets them in, so they are read again at every start, as before."""
@@ -173,7 +175,9 @@ def _apply(op: str, root: Path, rests: dict[Path, bytes], rng: random.Random, st
         _add_transcripts(root)
 
 
-@pytest.mark.skip(reason="fails in a fresh clone (demo files modified at checkout time): the dashboard log store is not exact there yet; issue 16 open")
+@pytest.mark.skip(
+    reason="fails in a fresh clone (demo files modified at checkout time): the dashboard log store is not exact there yet; issue 16 open"
+)
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
