@@ -302,13 +302,13 @@ def dashboard(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
     ]
 
 
-def index_log(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
-    """Issue 16 (persistent index) on the 166 MB log: a first report that writes the index (from an empty
-    cache each round) and a second that reads it, against the cold (``--no-cache``) report of the same build."""
-    log = big_log()
-    cache = work / "index-target"
+def _index_runs(source: Path, name: str, env: dict[str, str], work: Path, rounds: int) -> tuple[Run, Run, Run, str]:
+    """Issue 16's three runs of one input, interleaved: the cold (``--no-cache``) report, a first report that
+    writes the index (from an empty cache each round) and a second that reads it (`work/<name>-index.json`,
+    `work/<name>-cold.json`); and the load while they ran."""
+    cache = work / f"index-{name}"
     env = {**env, "CONTINUITY_TUI_CACHE_DIR": str(cache)}
-    argv = [PY, "-m", "tui.cli", "report", str(log), "--format", "json", "-o", str(work / "biglog-index.json")]
+    argv = [PY, "-m", "tui.cli", "report", str(source), "--format", "json", "-o", str(work / f"{name}-index.json")]
 
     def first() -> Run:
         shutil.rmtree(cache, ignore_errors=True)
@@ -317,14 +317,20 @@ def index_log(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
     before = load()
     runs = interleaved(
         {
-            "cold": lambda: timed(report_argv([log], work / "biglog-cold.json"), env, REPO),
+            "cold": lambda: timed(report_argv([source], work / f"{name}-cold.json"), env, REPO),
             "first": first,
             "second": lambda: timed(argv, env, REPO),
         },
         rounds,
     )
-    loads = _loads(before)
-    cold, one, two = runs["cold"], runs["first"], runs["second"]
+    return runs["cold"], runs["first"], runs["second"], _loads(before)
+
+
+def index_log(env: dict[str, str], work: Path, rounds: int) -> list[Target]:
+    """Issue 16 (persistent index) on the 166 MB log: a first report that writes the index (from an empty
+    cache each round) and a second that reads it, against the cold (``--no-cache``) report of the same build."""
+    log = big_log()
+    cold, one, two, loads = _index_runs(log, "biglog", env, work, rounds)
     share = two.wall / cold.wall
     return [
         Target(
@@ -377,25 +383,7 @@ def index_claude(env: dict[str, str], work: Path, rounds: int, size: int = 100_0
     `core.index.assembled`): a first report that writes the index (from an empty cache each round) and a second
     that reads it, against the cold (``--no-cache``) report of the same build; each ≤ 200 MB."""
     projects = claude_home(size) / "projects"
-    cache = work / "index-claude"
-    env = {**env, "CONTINUITY_TUI_CACHE_DIR": str(cache)}
-    argv = [PY, "-m", "tui.cli", "report", str(projects), "--format", "json", "-o", str(work / "claude-index.json")]
-
-    def first() -> Run:
-        shutil.rmtree(cache, ignore_errors=True)
-        return timed(argv, env, REPO)
-
-    before = load()
-    runs = interleaved(
-        {
-            "cold": lambda: timed(report_argv([projects], work / "claude-cold.json"), env, REPO),
-            "first": first,
-            "second": lambda: timed(argv, env, REPO),
-        },
-        rounds,
-    )
-    loads = _loads(before)
-    cold, one, two = runs["cold"], runs["first"], runs["second"]
+    cold, one, two, loads = _index_runs(projects, "claude", env, work, rounds)
     same = _our_tokens(work / "claude-index.json") == _our_tokens(work / "claude-cold.json")
     return [
         Target(
