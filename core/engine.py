@@ -173,6 +173,7 @@ class Engine:
                 for notice in batch.notices:
                     if notice.kind == "deleted":
                         self._notice(batch.logical, notice)
+            self.state.polled()  # (what a handler put off until the poll's records were in: Claude Code's verdicts)
             for key, end in self.state.take_wakes():  # a recording arrived for a parked session's turn
                 self._unpark(key, end)
             if self._park_after is not None and self._clock() - self._park_checked >= PARK_CHECK_S:

@@ -1466,21 +1466,7 @@ class Sources:
         """Whether ``path`` starts with one of ``refs`` (and which); None (and the first ref it may be a copy of)
         while it is too short to tell (``cp`` still writing it: a strict prefix shorter than 64 bytes that ends
         inside a line)."""
-        if not refs:
-            return False, b""
-        head = self._head_of(path)
-        if not head:
-            return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
-        undecided: bytes | None = None
-        for ref in refs:
-            if len(head) >= len(ref) and head[: len(ref)] == ref:
-                return True, ref
-            if len(head) < len(ref) and ref.startswith(head):
-                if len(head) >= 64 or head.endswith(b"\n"):
-                    # 64 bytes alike, or whole lines byte for byte (their timestamps too): no older file does
-                    return True, ref
-                undecided = ref if undecided is None else undecided
-        return (None, undecided) if undecided is not None else (False, b"")
+        return _copy_verdict(refs, self._head_of(path)) if refs else (False, b"")
 
     def _handover(self, s: _Stream, g: _Gen, out: _Out, was: int) -> bool:
         """The current generation was truncated while a copy of it waits at ``.1`` (copytruncate): the copy
@@ -1995,6 +1981,35 @@ class Sources:
         self._stale -= {"files", "pending"}
 
 
+def _copy_verdict(refs: list[bytes], head: bytes) -> tuple[bool | None, bytes]:
+    """`Sources._is_copy` of a file whose first bytes are ``head``."""
+    if not refs or not head:
+        return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
+    undecided: bytes | None = None
+    for ref in refs:
+        if len(head) >= len(ref) and head[: len(ref)] == ref:
+            return True, ref
+        if len(head) < len(ref) and ref.startswith(head):
+            if len(head) >= 64 or head.endswith(b"\n"):
+                # 64 bytes alike, or whole lines byte for byte (their timestamps too): no older file does
+                return True, ref
+            undecided = ref if undecided is None else undecided
+    return (None, undecided) if undecided is not None else (False, b"")
+
+
+def _first_head(path: str) -> bytes:
+    try:
+        fd = _open_readonly(path)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, HEAD_BYTES, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def verify_stream(snap: StreamSnap) -> dict[str, os.stat_result] | str:
     """Whether the files at a saved stream's paths are its saved generations plus appended bytes: their stat
     results by path when they are, else why not (a generation deleted, replaced, truncated, rewritten, or a
@@ -2021,6 +2036,14 @@ def verify_stream(snap: StreamSnap) -> dict[str, os.stat_result] | str:
     missing = set(at) - set(seen)
     if missing:
         return f"{_name(sorted(missing)[0])} is not where it was read"
+    st0, st1 = seen.get(snap.logical), seen.get(rot or "")
+    if rot and st0 is not None and st1 is not None and st0.st_size and st0.st_ino != st1.st_ino:
+        # a first look at the family would leave the older file unread, as a possible copy of the log
+        # (`Sources._copy_at_start`: a short log whose few bytes every line starts with looks like one): a
+        # resumed reading of it is not what a fresh one reads
+        head = _first_head(snap.logical)
+        if head and _copy_verdict([head], _first_head(rot))[0] is not False:
+            return f"{_name(rot)} starts with what {_name(snap.logical)} holds (a fresh look takes it for a copy)"
     return seen
 
 
