@@ -35,7 +35,6 @@ import dataclasses
 import gc
 import io
 import os
-import pickle
 import sys
 from operator import attrgetter
 from pathlib import Path
@@ -255,6 +254,8 @@ def _dispatch_table() -> dict[type, Any]:
 
 def dumps(value: Any, *, fast: bool = True) -> bytes:
     """`pickle.dumps(value, protocol=5)`, dataclasses stored as calls of their `__init__` (above) unless not `fast`."""
+    import pickle  # (here and in `_loads`: a report of one file reads nothing apart; pickle is ~7 M instructions)
+
     if fast:
         out = io.BytesIO()
         pickler = pickle.Pickler(out, protocol=5)
@@ -271,6 +272,8 @@ def _loads(blobs: list[bytes]) -> list[Any]:
     """The workers' pickles loaded with the cyclic garbage collector paused: ~60,000 new objects a session, all
     kept, made its collections walk the growing heap again and again (0.15-0.43 s -> 0.07 s for the 213 sessions
     of the 100 MB bench corpus, the parent's serial time)."""
+    import pickle
+
     enabled = gc.isenabled()
     gc.disable()
     try:

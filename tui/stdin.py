@@ -10,9 +10,6 @@ appending what the pipe delivers, and the dashboard shows it live (`tail -f sess
 from __future__ import annotations
 
 import os
-import select
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 
@@ -37,6 +34,8 @@ class Spool(Struct, dict=True):
     _thread: threading.Thread | None = None
 
     def cleanup(self) -> None:
+        import shutil  # (shutil, tempfile and select only for a pipe: every command imports this module)
+
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1.0)
@@ -52,6 +51,8 @@ def replace_stdin(paths: list[Path], spool: Spool) -> list[Path]:
 
 
 def _new_spool() -> Spool:
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="continuity-stdin-"))
     path = folder / "stdin"
     path.touch()
@@ -71,6 +72,8 @@ def spool_all(fd: int = 0) -> Spool:
 
 def spool_live(fd: int) -> Spool:
     """Copy in a thread while the dashboard runs; each chunk is on disk at once, so the tail sees it grow."""
+    import select
+
     spool = _new_spool()
 
     def copy() -> None:
