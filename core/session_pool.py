@@ -37,10 +37,11 @@ import io
 import os
 import pickle
 import sys
-from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from core.model import Problem
 from core.pool import _real_stderr
@@ -56,8 +57,7 @@ MIN_BYTES = 4 * 1024 * 1024
 MIN_FILES = 2
 
 
-@dataclass(slots=True)
-class Apart:
+class Apart(Struct):
     """One transcript as a worker read it: what `Engine.adopt_stored` takes for it."""
 
     snaps: list[StreamSnap]
@@ -304,8 +304,7 @@ def read_apart(engine: Engine, pool: LogPool) -> list[Apart] | None:
     return taken if len(taken) >= MIN_FILES else None
 
 
-@dataclass(slots=True)
-class Adopted:
+class Adopted(Struct):
     """What `adopt` took: the sessions by key, and every file read apart (sidecars too)."""
 
     sessions: dict[str, SessionState]

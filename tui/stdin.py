@@ -14,8 +14,9 @@ import select
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 CHUNK = 64 << 10
 STDIN = "-"
@@ -25,8 +26,7 @@ class NoTerminal(OSError):
     """The dashboard was given a pipe on stdin and there is no terminal to draw on or read keys from."""
 
 
-@dataclass
-class Spool:
+class Spool(Struct, dict=True):
     """stdin copied into `path` (in a temp dir of its own); `cleanup` stops the copy and removes both."""
 
     path: Path

@@ -12,13 +12,21 @@ order of its own, and a warm start meets the stored lines before everything. Two
 (Close lines pair by a rule that does not depend on the order, `ClosePairing.restored`; compaction and other
 events are counts.) Neither can happen when no log line names a session the state holds and no call logged a
 decision whose kind and reason any log line has: then every order gives the same state, and the stored lines
-are exactly what a cold start builds from them. `OrderFree.why_not` says which of the two stands in the way;
-the dashboard's writer stops storing the log (and drops it) the moment one does, and a warm start checks it
-again once its backfill is read (`Index.commit` in `live` mode), reading everything cold when it fails.
+are exactly what a cold start builds from them. `OrderFree.why_not` says which of the two stands in the way.
+
+It holds for the finished sessions too, not only for the log: a warm start loads them before its first poll,
+so it reads the rest (the log, the active transcripts) in another order than a cold start, and what the log
+credits a session read around it with changed (the demo without recordings, its files modified in another
+order: session 01a13072's profile said "sessionId on 3 log line(s)" where a cold start says "provider id").
+So a dashboard (`Index._live_poll`) asks it once its backfill is read and every `LIVE_EVERY_S` before: a
+run that writes drops everything it stored the moment it fails and writes nothing more (the log's writer
+also stops on its own, `LogWriter._order_bound`); a warm start reads everything cold when it fails (a
+transcript naming the log's sessions appeared since). Once it passes with the backfill read, a warm start
+puts its sessions in the order a cold one makes them (`_newest_first_order`).
 
 A history whose log lines name its own transcripts' sessions (senpi from 2026.9.29) or pair with their calls
-is read again at every start, as before: storing it needs a model of the dashboard's cold order (what
-`core.sources.order` is for a report's drain).
+is read whole at every dashboard start, as before the index: storing it needs a model of the dashboard's cold
+order (what `core.sources.order` is for a report's drain; a report stores such histories).
 """
 
 from __future__ import annotations

@@ -123,8 +123,10 @@ class Index:
     _log_restored: bool = False
     """Stored log lines were loaded into this run's state."""
     _verify: bool = False
-    """A dashboard restored log lines and has not yet checked, with its backfill read, that this is exact."""
+    """A dashboard loaded something and has not yet checked, with its backfill read, that this is exact."""
     _verified_at: float = float("-inf")
+    _left: float = float("inf")
+    """Bytes the last poll of a dashboard left unread (`_live_poll`)."""
     _groups: list[StoredGroup] = field(default_factory=list)
     """The stored groups of assembled sessions (Claude Code, mux: `core.index.assembled`) this run loaded."""
     _group_sessions: dict[str, SessionState] = field(default_factory=dict)
@@ -201,35 +203,49 @@ class Index:
             self.notices.append(f"index {self.path}: damaged ({exc}); reading everything")
             self._drop_scope()
             loaded = False
+        self._verify = self.mode == "live" and loaded
+        self._after_polls(engine)
+        return loaded
+
+    def _after_polls(self, engine: Engine) -> None:
         if self.mode == "live":
-            self._verify = loaded and self._log_restored
             engine.after_each_poll(lambda result: self._live_poll(engine, result))
         elif self.writing:
             engine.after_each_poll(lambda _result: self.commit(engine))
-        return loaded
 
     def _live_poll(self, engine: Engine, result: PollResult) -> None:
-        """After each poll of a dashboard: check a restored log once its backfill is read (and every
-        `LIVE_EVERY_S` before), then commit. A restored log is exact only while the order lines are read in
-        decides nothing (`core.index.livelog`); when that no longer holds (a transcript read since names the
-        log's sessions, or logged a decision its lines have), this run reads everything cold, as a first
-        start does, and the poll says it changed (the dashboard is not loaded yet)."""
-        if self._verify:
-            idle = not result.lines and not result.changed
-            now = time.monotonic()
-            if idle or now - self._verified_at >= LIVE_EVERY_S:
-                self._verified_at = now
+        """After each poll of a dashboard: while the order a dashboard meets lines in may decide something
+        (`core.index.livelog`), nothing it read is exact to store or to resume from. Asked once its backfill is
+        read, and every `LIVE_EVERY_S` before. A run that resumed and finds it does reads everything cold, as a
+        first start does (the poll says it changed: the dashboard is not loaded yet); a run that writes and
+        finds it does drops what it stored and writes nothing more (the next start reads everything cold).
+        Then commit."""
+        # the backfill is read when a poll reads nothing and leaves no fewer bytes unread than the last one (a
+        # poll whose budget went into a line still being written reads nothing whole, yet more is left)
+        left = engine.pending_bytes()
+        idle = not result.lines and not result.changed and (left == 0 or left >= self._left)
+        self._left = left
+        now = time.monotonic()
+        if (self._verify or self.writing) and (idle or now - self._verified_at >= LIVE_EVERY_S):
+            self._verified_at = now
+            with engine.lock:
+                why = OrderFree.why_not(engine.state)
+            if why is not None and self._verify:
+                self._verify = False
+                self.status = f"cold: {why}"
+                engine.start_over()
+                self.start_over(engine)
+                result.changed = True
+                return
+            if why is not None:
+                self._drop_scope()
+                self._stop(f"the order a dashboard reads lines in decides something: {why}")
+                return
+        if idle and self._verify:
+            self._verify = False
+            if self._loaded:
                 with engine.lock:
-                    why = OrderFree.why_not(engine.state)
-                if why is not None:
-                    self._verify = False
-                    self.status = f"cold: {why}"
-                    engine.start_over()
-                    self.start_over(engine)
-                    result.changed = True
-                    return
-                if idle:
-                    self._verify = False
+                    _newest_first_order(engine)
         self.commit(engine)
 
     def _restore(self, engine: Engine, store: Store) -> bool:
@@ -711,13 +727,13 @@ class Index:
         self._log_drop = False
         self._log_restored = False
         self._verify = False
+        self._verified_at, self._left = float("-inf"), float("inf")
         self._groups = []
         self._group_sessions = {}
         self._groups_stored = 0
         self._settled = self._chunk or _read_chunk()
         self._drop_scope()
-        if self.writing:
-            engine.after_each_poll(lambda _result: self.commit(engine))
+        self._after_polls(engine)
 
     def _drop_scope(self) -> None:
         if self.store is None or self.scope is None or not self.writing:
@@ -1052,6 +1068,29 @@ def _cold_session_order(engine: Engine, cold: DrainOrder) -> None:
     if ordered != list(sessions.items()):
         sessions.clear()  # in place: readers may hold the dict
         sessions.update(ordered)
+
+
+def _newest_first_order(engine: Engine) -> None:
+    """Sessions in the order a cold dashboard makes them (its snapshot lists them so, and its session list
+    breaks ties of activity so): it reads transcripts most recently modified first, ties in discovery order
+    (`Sources._read_newest_first`), and makes each session when it reads its file's first line. A resumed one
+    loaded the stored sessions before everything."""
+    sessions = engine.state.sessions
+    rank = {logical: i for i, (logical, _) in enumerate(engine.sources.layout())}
+    keyed = []
+    for i, (key, session) in enumerate(sessions.items()):
+        try:
+            mtime = os.stat(key).st_mtime_ns
+        except OSError:
+            keyed.append(((1, 0, 0, i), key, session))
+            continue
+        keyed.append(((0, -mtime, rank.get(key, len(rank)), i), key, session))
+    keyed.sort(key=lambda item: item[0])
+    ordered = [(key, session) for _, key, session in keyed]
+    if ordered != list(sessions.items()):
+        sessions.clear()  # in place: readers may hold the dict
+        sessions.update(ordered)
+        engine.state.version += 1
 
 
 def _repair(engine: Engine, pairs: dict[tuple[str, int], int]) -> None:

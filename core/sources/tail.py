@@ -40,8 +40,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from .discover import Scanner, is_candidate_name, logical_of, rotated_of
 from .watch import DirWatcher
@@ -84,8 +85,7 @@ NOTICE_KINDS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(slots=True)
-class Line:
+class Line(Struct):
     """One complete line of a file generation."""
 
     lineno: int
@@ -97,8 +97,7 @@ class Line:
     is kept as is, because decoding is the format adapters' job."""
 
 
-@dataclass(slots=True)
-class Block:
+class Block(Struct):
     """Consecutive complete lines of a file generation, in one piece (a tailer made with ``blocks=True``).
 
     What a read of ``read_chunk`` bytes holds between its first and last newline, when no line in it can be
@@ -114,8 +113,7 @@ class Block:
     lines: int
 
 
-@dataclass(slots=True)
-class Notice:
+class Notice(Struct):
     """Something about a file the user should know, which is not a line (never an exception)."""
 
     kind: str
@@ -127,8 +125,7 @@ class Notice:
     offset: int | None = None
 
 
-@dataclass(slots=True)
-class FileBatch:
+class FileBatch(Struct):
     """What one ``poll`` read from one generation of one stream, in file order."""
 
     path: str
@@ -142,8 +139,7 @@ class FileBatch:
     notices: list[Notice] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class HeldPartial:
+class HeldPartial(Struct):
     """An unterminated line the tailer still holds: where it starts and how long it is so far."""
 
     path: str
@@ -152,8 +148,7 @@ class HeldPartial:
     size: int
 
 
-@dataclass(slots=True)
-class FileStat:
+class FileStat(Struct):
     """Progress of one known file, for a status bar or a diagnostics pane (as of the last ``poll``)."""
 
     path: str
@@ -169,8 +164,7 @@ TAIL_CHECK_BYTES = 4096
 """Bytes just before a saved offset that a restore re-reads and compares (see ``Sources.restore_state``)."""
 
 
-@dataclass(slots=True)
-class GenSnap:
+class GenSnap(Struct):
     """One generation's reading position and identity, saved so a later process can resume exactly there.
 
     Plain data (picklable, no descriptor): what ``_Gen`` holds, plus digests of the bytes it was read from so
@@ -199,8 +193,7 @@ class GenSnap:
     """The stream that reads this file under another name (a link), or None."""
 
 
-@dataclass(slots=True)
-class StreamSnap:
+class StreamSnap(Struct):
     """A stream's generations (oldest first) and numbering, as ``Sources.export_state`` saw them."""
 
     logical: str
@@ -1473,21 +1466,7 @@ class Sources:
         """Whether ``path`` starts with one of ``refs`` (and which); None (and the first ref it may be a copy of)
         while it is too short to tell (``cp`` still writing it: a strict prefix shorter than 64 bytes that ends
         inside a line)."""
-        if not refs:
-            return False, b""
-        head = self._head_of(path)
-        if not head:
-            return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
-        undecided: bytes | None = None
-        for ref in refs:
-            if len(head) >= len(ref) and head[: len(ref)] == ref:
-                return True, ref
-            if len(head) < len(ref) and ref.startswith(head):
-                if len(head) >= 64 or head.endswith(b"\n"):
-                    # 64 bytes alike, or whole lines byte for byte (their timestamps too): no older file does
-                    return True, ref
-                undecided = ref if undecided is None else undecided
-        return (None, undecided) if undecided is not None else (False, b"")
+        return _copy_verdict(refs, self._head_of(path)) if refs else (False, b"")
 
     def _handover(self, s: _Stream, g: _Gen, out: _Out, was: int) -> bool:
         """The current generation was truncated while a copy of it waits at ``.1`` (copytruncate): the copy
@@ -2002,6 +1981,35 @@ class Sources:
         self._stale -= {"files", "pending"}
 
 
+def _copy_verdict(refs: list[bytes], head: bytes) -> tuple[bool | None, bytes]:
+    """`Sources._is_copy` of a file whose first bytes are ``head``."""
+    if not refs or not head:
+        return False, b""  # nothing in it (yet): an empty older file; looked at again once it has bytes
+    undecided: bytes | None = None
+    for ref in refs:
+        if len(head) >= len(ref) and head[: len(ref)] == ref:
+            return True, ref
+        if len(head) < len(ref) and ref.startswith(head):
+            if len(head) >= 64 or head.endswith(b"\n"):
+                # 64 bytes alike, or whole lines byte for byte (their timestamps too): no older file does
+                return True, ref
+            undecided = ref if undecided is None else undecided
+    return (None, undecided) if undecided is not None else (False, b"")
+
+
+def _first_head(path: str) -> bytes:
+    try:
+        fd = _open_readonly(path)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, HEAD_BYTES, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def verify_stream(snap: StreamSnap) -> dict[str, os.stat_result] | str:
     """Whether the files at a saved stream's paths are its saved generations plus appended bytes: their stat
     results by path when they are, else why not (a generation deleted, replaced, truncated, rewritten, or a
@@ -2028,6 +2036,14 @@ def verify_stream(snap: StreamSnap) -> dict[str, os.stat_result] | str:
     missing = set(at) - set(seen)
     if missing:
         return f"{_name(sorted(missing)[0])} is not where it was read"
+    st0, st1 = seen.get(snap.logical), seen.get(rot or "")
+    if rot and st0 is not None and st1 is not None and st0.st_size and st0.st_ino != st1.st_ino:
+        # a first look at the family would leave the older file unread, as a possible copy of the log
+        # (`Sources._copy_at_start`: a short log whose few bytes every line starts with looks like one): a
+        # resumed reading of it is not what a fresh one reads
+        head = _first_head(snap.logical)
+        if head and _copy_verdict([head], _first_head(rot))[0] is not False:
+            return f"{_name(rot)} starts with what {_name(snap.logical)} holds (a fresh look takes it for a copy)"
     return seen
 
 
