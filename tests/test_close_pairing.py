@@ -4,7 +4,10 @@ only where exactly one call could have written the line, whatever order the file
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+
+import pytest
 
 from core.sources.reread import FileReread
 from core.state import State
@@ -84,3 +87,30 @@ def test_a_decision_keeps_one_close_the_earliest(tmp_path: Path) -> None:
     state = run([agent])
     assert _closes(state)["b"] == [[], ["assistant_rewritten"]]
     assert [line.matched_turn for line in state.log.closes] == [1, None]
+
+
+def test_a_close_looks_at_every_call_whose_window_can_hold_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_add_close` looks at the calls started in the last 2 s and at the long windows (a failure's, up to 30
+    minutes) started before: the candidates are every call `_holds` accepts, found by looking at all of them."""
+    from core.agents.senpi.continuity import closes as mod
+
+    monkeypatch.setattr(mod.ClosePairing, "_settle", lambda self, store, seq: None)
+    rng = random.Random(9)
+    reasons = [mod.TERMINAL_REASONS, frozenset({"other"}), frozenset({"registry_miss", "x"})]
+    for _round in range(20):
+        pairing = mod.ClosePairing(None, None)  # type: ignore[arg-type]
+        for index in range(rng.randint(0, 60)):
+            start = rng.randint(0, 3_600_000)
+            kind = rng.choice(reasons)
+            span = rng.choice([0, 1, 1_999, 2_000, 2_001, 600_000, mod.MAX_WINDOW_MS])
+            end = start + (span if kind is mod.TERMINAL_REASONS else min(span, mod.START_WINDOW_MS))
+            call = (rng.choice(["a", "b"]), index)
+            pairing._calls[call] = (start, end, rng.choice(["s1", "s2", None]), kind)
+            pairing._held[call] = set()
+            mod.bisect.insort(pairing._windows, (start, *call))
+            if end - start > mod.START_WINDOW_MS:
+                mod.bisect.insort(pairing._long, (start, *call))
+        for seq in range(40):
+            line = (rng.randint(0, 3_700_000), rng.choice(["other", "x", "pump_failed"]), rng.choice(["s1", None]))
+            pairing._add_close(None, seq, line)  # type: ignore[arg-type]
+            assert pairing._candidates[seq] == {c for c in pairing._calls if pairing._holds(c, line, None)}  # type: ignore[arg-type]

@@ -226,3 +226,20 @@ def test_ledger_on_nested_unterminated_and_variant_blocks(tmp_path: Path) -> Non
     rows = composition(last)
     assert rows[0]["tag"] in ("omo-senpi-task", "system-reminder")
     assert all(0 < r["share"] < 1 for r in rows)
+
+
+def test_recent_scans_are_shared_and_equal_a_fresh_scan() -> None:
+    """`scan_text` keeps its last scans by text object: the same object gives the same scan, an equal text of
+    another object and a text scanned again after the cache moved on give equal ones, both flags apart."""
+    from core.kernel.directives import RECENT_SCANS, _scan
+
+    text_ = f"x {A} <plan-context>p</plan-context> {A}"
+    first = scan_text(text_, any_tag=True)
+    assert scan_text(text_, any_tag=True) is first
+    assert scan_text(text_) != first and scan_text(text_) == _scan(text_, False)
+    copy = "".join(list(text_))
+    assert copy is not text_ and scan_text(copy, any_tag=True) == first == _scan(text_, True)
+    for i in range(RECENT_SCANS + 1):
+        scan_text(f"<b>{i}</b>", any_tag=True)
+    again = scan_text(text_, any_tag=True)
+    assert again is not first and again == first

@@ -407,3 +407,19 @@ def test_js_stringify_fast_path_on_every_tool_call_of_the_realdata() -> None:
                     seen += 1
                     fast += _orjson_exact(args, 0)
     assert seen == 0 or fast > seen // 2
+
+
+def test_utf16_truncate_is_javascripts_slice() -> None:
+    """`utf16_truncate` against the whole text's UTF-16 units cut at the limit, for texts shorter and longer
+    than the limit in code points and in units (ASCII, BMP, astral pairs, lone surrogates)."""
+
+    def reference(text: str, limit: int, suffix: str) -> str:
+        units = text.encode("utf-16-le", "surrogatepass")
+        return text if len(units) // 2 <= limit else units[: limit * 2].decode("utf-16-le", "surrogatepass") + suffix
+
+    rng = random.Random(3)
+    alphabet = ["a", "é", "✓", "😀", "\ud83d", "\ude00", "\n"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        limit = rng.randint(0, 45)
+        assert utf16_truncate(text, limit, "…") == reference(text, limit, "…"), (text, limit)

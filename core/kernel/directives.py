@@ -116,10 +116,32 @@ def _any_tokens(text: str) -> list[tuple[int, int, bool, str]]:
     return _find_tokens(text, (*KNOWN_TAGS, *sorted(closed)))
 
 
+#: the last scans made, by (id(text), any_tag); the value holds the text, so an id is not reused while it is kept
+_RECENT: dict[tuple[int, bool], tuple[str, TextScan]] = {}
+RECENT_SCANS = 32
+"""A message's texts are scanned by more than one analysis as it enters the context (a senpi session's
+payload lanes and its context counter: the same string objects, one entry apart at most), so the last few
+scans are kept: a scan is a pure function of its text, and nothing changes a `TextScan` once made. Bounded,
+so at most this many texts stay alive after their message."""
+
+
 def scan_text(text: str, *, any_tag: bool = False) -> TextScan:
     """Scan one text block for tagged blocks: known tags only, or (`any_tag`) every well-formed tag name."""
     if "<" not in text:
         return EMPTY_SCAN
+    key = (id(text), any_tag)
+    hit = _RECENT.get(key)
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    scan = _scan(text, any_tag)
+    if len(_RECENT) >= RECENT_SCANS:
+        del _RECENT[next(iter(_RECENT))]  # the oldest
+    _RECENT[key] = (text, scan)
+    return scan
+
+
+def _scan(text: str, any_tag: bool) -> TextScan:
+    """`scan_text` itself (a text that holds a `<`)."""
     tokens = _any_tokens(text) if any_tag else _find_tokens(text, KNOWN_TAGS)
     if not tokens:
         return EMPTY_SCAN

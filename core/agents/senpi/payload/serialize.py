@@ -298,12 +298,19 @@ def js_trim(text: str) -> str:
 
 
 def utf16_truncate(text: str, limit: int, suffix: str) -> str:
-    """JavaScript `text.length <= limit ? text : text.slice(0, limit) + suffix` (lengths in UTF-16 units)."""
+    """JavaScript `text.length <= limit ? text : text.slice(0, limit) + suffix` (lengths in UTF-16 units).
+
+    A text of more code points than `limit` is longer in UTF-16 units too, and its first `limit` code points
+    hold at least `limit` units: only they are encoded (a tool result of 40 KB was encoded whole to keep 1,201
+    units of it, for every result the tool watch tracks)."""
     if len(text) <= limit // 2 or (text.isascii() and len(text) <= limit):
         return text
-    units = text.encode("utf-16-le", "surrogatepass")
-    if len(units) // 2 <= limit:
-        return text
+    if len(text) > limit:
+        units = text[:limit].encode("utf-16-le", "surrogatepass")
+    else:
+        units = text.encode("utf-16-le", "surrogatepass")
+        if len(units) // 2 <= limit:
+            return text
     return units[: limit * 2].decode("utf-16-le", "surrogatepass") + suffix
 
 
