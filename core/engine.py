@@ -15,9 +15,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from core.agents import adapter_named, agent_of, sniff
 from core.formats.base import Adapter, load_object
@@ -48,8 +49,7 @@ PARK_CHECK_S = 30.0
 """A live engine looks for sessions to park (`park_idle`) at most this often."""
 
 
-@dataclass(slots=True)
-class SourceStat:
+class SourceStat(Struct):
     """Per-file reading statistics, for the report's `sources` and the status line."""
 
     path: str
@@ -59,8 +59,7 @@ class SourceStat:
     bad_lines: int = 0
 
 
-@dataclass(slots=True)
-class PollResult:
+class PollResult(Struct):
     lines: int = 0
     bytes: int = 0
     changed: bool = False
@@ -68,8 +67,7 @@ class PollResult:
     paths: set[str] = field(default_factory=set)
 
 
-@dataclass
-class _Pending:
+class _Pending(Struct, dict=True):
     lines: list[Line] = field(default_factory=list)
     size: int = 0
 
@@ -175,6 +173,7 @@ class Engine:
                 for notice in batch.notices:
                     if notice.kind == "deleted":
                         self._notice(batch.logical, notice)
+            self.state.polled()  # (what a handler put off until the poll's records were in: Claude Code's verdicts)
             for key, end in self.state.take_wakes():  # a recording arrived for a parked session's turn
                 self._unpark(key, end)
             if self._park_after is not None and self._clock() - self._park_checked >= PARK_CHECK_S:

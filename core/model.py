@@ -7,8 +7,9 @@ hot path, and the adapters already validate the shapes they accept. pydantic is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 #: The five kinds of senpi's continuity decisions, which a report always lists for log lines, in display order.
 #: `failed` (newer senpi) and any unknown kind are added when seen.
@@ -53,8 +54,7 @@ CONTINUITY_EVENT = "claude_sdk_oauth_session_continuity"
 CLOSE_EVENT = "claude_sdk_oauth_session_close"
 
 
-@dataclass(slots=True)
-class Where:
+class Where(Struct):
     """Where a record came from: enough to re-read it lazily and to name it in a problem."""
 
     path: str
@@ -63,8 +63,7 @@ class Where:
     length: int = 0
 
 
-@dataclass(slots=True)
-class Problem:
+class Problem(Struct):
     """One bad input line or file event worth showing: never fatal, always located."""
 
     path: str
@@ -74,8 +73,7 @@ class Problem:
     ts_ms: int | None = None  # when it was noticed (wall clock), for "newest first"
 
 
-@dataclass(slots=True)
-class LogEvent:
+class LogEvent(Struct):
     """Any session.log / compaction.log line. Unknown events stay generic records, not errors."""
 
     where: Where
@@ -88,8 +86,7 @@ class LogEvent:
     session_id: str | None = None
 
 
-@dataclass(slots=True)
-class ContinuityLine:
+class ContinuityLine(Struct):
     """A `claude_sdk_oauth_session_continuity` line: one observed decision of one provider call."""
 
     where: Where
@@ -104,8 +101,7 @@ class ContinuityLine:
     matched_turn: int | None = None
 
 
-@dataclass(slots=True)
-class CloseLine:
+class CloseLine(Struct):
     """A `claude_sdk_oauth_session_close` line."""
 
     where: Where
@@ -118,8 +114,7 @@ class CloseLine:
     matched_turn: int | None = None
 
 
-@dataclass(slots=True)
-class TranscriptEntry:
+class TranscriptEntry(Struct):
     """One transcript line. `obj` is the parsed entry; state never keeps it (only summaries and offsets)."""
 
     where: Where
@@ -141,8 +136,7 @@ class TranscriptEntry:
         return role if isinstance(role, str) else None
 
 
-@dataclass(slots=True)
-class SessionHeader:
+class SessionHeader(Struct):
     """The `{"type":"session"}` first line of a transcript."""
 
     where: Where
@@ -153,8 +147,7 @@ class SessionHeader:
     parent_session: str | None = None
 
 
-@dataclass(slots=True)
-class Sidecar:
+class Sidecar(Struct):
     """A `<transcript>.claude-sdk-oauth-binding.json` restart binding."""
 
     where: Where
@@ -167,8 +160,7 @@ def entry_key(entry_id: str | None, line: int) -> str:
     return entry_id if entry_id is not None else f"#{line}"
 
 
-@dataclass(slots=True)
-class EntryNode:
+class EntryNode(Struct):
     """What state remembers of one transcript entry: its place in the tree and where to re-read it."""
 
     id: str
@@ -178,8 +170,7 @@ class EntryNode:
     turn_index: int | None = None
 
 
-@dataclass(slots=True)
-class AgentEvent:
+class AgentEvent(Struct):
     """One line of an agent event recording (`--mode json` output): capture/commit evidence."""
 
     where: Where
@@ -190,15 +181,13 @@ class AgentEvent:
 Record = LogEvent | ContinuityLine | CloseLine | TranscriptEntry | SessionHeader | Sidecar | AgentEvent | Problem
 
 
-@dataclass(slots=True)
-class Decision:
+class Decision(Struct):
     kind: str
     reason: str
     count: int | None = None
 
 
-@dataclass(slots=True)
-class LoggedDecision:
+class LoggedDecision(Struct):
     """What the agent said it did for one call: from the assistant's diagnostic, else a matched log line."""
 
     kind: str
@@ -210,8 +199,7 @@ class LoggedDecision:
     source: DecisionSource = "diagnostic"
 
 
-@dataclass(slots=True)
-class DiffChange:
+class DiffChange(Struct):
     path: str  # jq-style, e.g. ".content[0].startedAt"
     change: ChangeKind
     volatile: bool
@@ -219,8 +207,7 @@ class DiffChange:
     commit: Any = None
 
 
-@dataclass(slots=True)
-class CommitInfo:
+class CommitInfo(Struct):
     outcome: CommitOutcome
     source: CommitSource
     klass: DiffClass | None = None
@@ -237,8 +224,7 @@ class CommitInfo:
     evidence_where: Where | None = None  # the binding marker / invalidation entry that decided it
 
 
-@dataclass(slots=True)
-class Turn:
+class Turn(Struct):
     """One assistant message = one provider call. Summaries and pointers only, never message bodies."""
 
     session: str

@@ -35,12 +35,12 @@ import dataclasses
 import gc
 import io
 import os
-import pickle
 import sys
-from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from core.model import Problem
 from core.pool import _real_stderr
@@ -56,8 +56,7 @@ MIN_BYTES = 4 * 1024 * 1024
 MIN_FILES = 2
 
 
-@dataclass(slots=True)
-class Apart:
+class Apart(Struct):
     """One transcript as a worker read it: what `Engine.adopt_stored` takes for it."""
 
     snaps: list[StreamSnap]
@@ -255,6 +254,8 @@ def _dispatch_table() -> dict[type, Any]:
 
 def dumps(value: Any, *, fast: bool = True) -> bytes:
     """`pickle.dumps(value, protocol=5)`, dataclasses stored as calls of their `__init__` (above) unless not `fast`."""
+    import pickle  # (here and in `_loads`: a report of one file reads nothing apart; pickle is ~7 M instructions)
+
     if fast:
         out = io.BytesIO()
         pickler = pickle.Pickler(out, protocol=5)
@@ -271,6 +272,8 @@ def _loads(blobs: list[bytes]) -> list[Any]:
     """The workers' pickles loaded with the cyclic garbage collector paused: ~60,000 new objects a session, all
     kept, made its collections walk the growing heap again and again (0.15-0.43 s -> 0.07 s for the 213 sessions
     of the 100 MB bench corpus, the parent's serial time)."""
+    import pickle
+
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -304,8 +307,7 @@ def read_apart(engine: Engine, pool: LogPool) -> list[Apart] | None:
     return taken if len(taken) >= MIN_FILES else None
 
 
-@dataclass(slots=True)
-class Adopted:
+class Adopted(Struct):
     """What `adopt` took: the sessions by key, and every file read apart (sidecars too)."""
 
     sessions: dict[str, SessionState]

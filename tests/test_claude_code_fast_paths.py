@@ -64,3 +64,66 @@ def test_a_bench_shaped_history_reads_the_same(tmp_path: Path, monkeypatch: pyte
     fast, slow, taken = _both(tmp_path / "projects", monkeypatch)
     assert taken > 0 and len(fast["turns"]) > 50
     assert fast["turns"] == slow["turns"] and fast["sessions"] == slow["sessions"]
+
+
+# ---------------------------------------------------------------------------------------------- deferred verdicts
+# A call's verdict is made once its lines stopped changing it (`ClaudeCalls._defer`), not at every line that
+# changed its usage. The long way: every such line judged at once, as before.
+
+
+def _eager(self: calls.ClaudeCalls, call: Any) -> None:
+    self.judge_deferred()
+    calls._judge(call)
+
+
+def _deferred_and_eager(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any], int]:
+    judged = [0]
+    judge = calls._judge
+
+    def counting(call: Any) -> None:
+        judged[0] += 1
+        judge(call)
+
+    monkeypatch.setattr(calls, "_judge", counting)
+    deferred = _report(root)
+    once = judged[0]
+    monkeypatch.setattr(calls.ClaudeCalls, "_defer", _eager)
+    judged[0] = 0
+    eager = _report(root)
+    return deferred, eager, judged[0] - once
+
+
+@pytest.mark.parametrize("name", CLAUDE_SETS)
+def test_the_real_sets_read_the_same_with_verdicts_deferred(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    deferred, eager, _ = _deferred_and_eager(SETS[f"cc-{name}"], monkeypatch)
+    assert deferred["turns"] == eager["turns"]
+    assert deferred["sessions"] == eager["sessions"]
+    assert deferred["calls"] == eager["calls"] and deferred["waste"] == eager["waste"]
+
+
+def test_a_bench_shaped_history_reads_the_same_with_verdicts_deferred(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(and the deferral saves judgements there: its generator changes a call's input figures between lines)"""
+    claude_corpus.generate(tmp_path, 2_000_000)
+    deferred, eager, saved = _deferred_and_eager(tmp_path / "projects", monkeypatch)
+    assert saved > 0 and len(deferred["turns"]) > 50
+    assert deferred["turns"] == eager["turns"] and deferred["sessions"] == eager["sessions"]
+    assert deferred["calls"] == eager["calls"] and deferred["waste"] == eager["waste"]
+
+
+def test_a_reader_between_polls_finds_every_call_judged(tmp_path: Path) -> None:
+    """The deferred verdict is made when a poll's records are in (`polled`): nothing is left unjudged between
+    polls, however small the polls (here ~4 KB: calls cut across polls)."""
+    claude_corpus.generate(tmp_path, 400_000)
+    engine = Engine([tmp_path / "projects"])
+    try:
+        for _ in range(10_000):
+            result = engine.poll(4096)
+            for session in engine.state.sessions.values():
+                assert all(turn.logged is not None for turn in session.turns)
+            if not result.lines and not result.changed and engine.sources.pending_bytes() == 0:
+                break
+        assert sum(len(s.turns) for s in engine.state.sessions.values()) > 10
+    finally:
+        engine.close()

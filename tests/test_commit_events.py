@@ -6,15 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
-from core.agents.senpi.commit import strip_timing
+from core.agents.senpi.commit import has_timing, strip_timing, timing_diff
 from core.agents.senpi.drilldown import load_capture_commit
+from core.agents.senpi.fingerprint import hashed_fields
 from core.agents.senpi.formats.events import AgentEventsAdapter
 from core.agents.senpi.profiles import profile_of
+from core.kernel.diff import diff_with_count
+from core.kernel.volatility import policy
 from core.model import AgentEvent
 from core.sources.reread import FileReread
 from core.state import State
+from tests.realdata import REAL as REALDATA
 from tests.senpi_builder import Recording, Transcript, decisions, feed, only_session, run, text, thinking, tool_call
 
 OLD_DAY = "2026-08-05T09:00:00.000Z"
@@ -216,3 +221,41 @@ def test_identical_answers_are_told_apart_by_their_call_time(tmp_path: Path) -> 
     first, second = only_session(state).turns
     assert (first.commit.source, first.commit.outcome, first.commit.diff) == ("events", "clean", [])
     assert (second.commit.source, second.commit.outcome, second.commit.klass) == ("events", "rewritten", "semantic")
+
+
+def _timed_messages() -> list[dict]:
+    """Assistant messages with thinking timing: crafted ones, and those of the 100 MB bench corpus' first
+    transcripts and of the realdata when they are here."""
+    base = {"role": "assistant", "api": "claude-sdk-oauth", "provider": "anthropic", "model": "m"}
+    crafted = [
+        {**base, "content": [{"type": "thinking", "thinking": "t", "startedAt": 1, "endedAt": 2}]},
+        {**base, "content": [{"type": "text", "text": "a"}, {"type": "thinking", "endedAt": 3.5, "thinking": "x"}]},
+        {**base, "content": [{"startedAt": 1, "type": "thinking"}, {"type": "toolCall", "arguments": {"n": 1.5}}]},
+        {**base, "content": [{"type": "thinking", "thinking": "t", "startedAt": 1, "index": 0, "partialJson": "{"}]},
+        {**base, "content": [{"type": "thinking", "startedAt": i, "endedAt": i} for i in range(150)]},  # the cap
+        {**base, "content": [{"type": "thinking", "thinking": "no timing"}, "raw", 3, None]},
+        {"role": "assistant", "content": [{"type": "thinking", "startedAt": 1}]},  # undefined fields
+    ]
+    found: list[dict] = []
+    roots = [Path("/tmp/continuity-bench/corpus-100MB-seed7/sessions"), REALDATA]
+    for root in roots:
+        for path in sorted(root.rglob("*.jsonl"))[:40] if root.is_dir() else []:
+            for line in path.read_bytes().splitlines():
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                msg = obj.get("message") if isinstance(obj, dict) else None
+                if isinstance(msg, dict) and msg.get("role") == "assistant" and has_timing(msg):
+                    found.append(msg)
+    return crafted + found
+
+
+def test_timing_diff_is_the_full_diff_of_the_inferred_capture() -> None:
+    """`timing_diff` walks only the blocks `strip_timing` copied: the same changes as the whole diff."""
+    rules = policy()
+    messages = _timed_messages()
+    for msg in messages:
+        full, _ = diff_with_count(hashed_fields(strip_timing(msg)), hashed_fields(msg), rules)
+        assert timing_diff(msg, rules) == full
+    assert len(messages) > 7 or not REALDATA.is_dir()

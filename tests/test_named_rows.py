@@ -52,5 +52,10 @@ def test_the_mask_marks_named_rows_and_refuses_codes_it_cannot_read() -> None:
     assert named_mask(array("i", [NO_SESSION, 0, 5, NO_SESSION, 2**30])) == bytes([0, 1, 1, 0, 1])
     assert named_mask(array("i", [0, -2])) is None  # a negative code other than -1
     assert named_mask(array("i", [-(2**24)])) is None
-    assert named_mask(array("q", [0, -1])) is None
+    assert named_mask(array("I", [0, 1])) is None  # not signed codes
     assert named_mask(array("i")) == b""
+    for typecode in "bhiq":  # a session column starts one byte wide and widens (`core.kernel.logcols`)
+        codes = array(typecode, [NO_SESSION, 0, 100, NO_SESSION, 127])
+        assert named_mask(codes) == bytes([0, 1, 1, 0, 1]), typecode
+        assert named_mask(array(typecode, [3, -2])) is None, typecode
+        assert named_mask(array(typecode, [3, -100])) is None, typecode

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from core.agents.senpi.payload.serialize import (
     ANCHOR,
+    MISSING,
     RULES_MAPPER,
     RULES_NEW,
     RULES_OLD,
     ToolNamer,
     WatchedExecution,
+    _orjson_exact,
     blocks_text,
     content_blocks,
     delta_blocks,
+    exact_js_stringify,
     flatten_blocks,
     js_stringify,
     open_tool_calls,
@@ -313,3 +319,91 @@ def test_utf8_and_utf16_lengths() -> None:
 def test_every_build_agrees_on_plain_text(rules: Any) -> None:
     messages = [user("Find it"), assistant({"type": "text", "text": "ok"}), user("more")]
     assert payload_bytes(flatten_blocks(messages, rules, ToolNamer(rules))) == 23 + 6 + 7 + 13 + 2 + 24 + 193 + 4
+
+
+# ---------------------------------------------------------------------------------------------- JSON.stringify
+def _stringify_both(value: Any) -> Any:
+    """`js_stringify` (the orjson path where it is exact) and the exact writer alone give the same text, or
+    raise the same error (a non-string key, which JSON never holds)."""
+    out = []
+    for writer in (js_stringify, exact_js_stringify):
+        try:
+            out.append(writer(value))
+        except Exception as exc:
+            out.append(type(exc))
+    assert out[0] == out[1], value
+    return out[0]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"path": "a.py", "limit": 20, "flag": True, "none": None, "nested": {"list": [1, "x", [], {}]}},
+        {"b": 1, "10": 2, "2": 3, "a": {"01": 4, "1": 5}},  # array-index keys first: the exact writer
+        {"s": 'a\u0000\u001f\u007f\b\f\n\r\t"\\\u2028\u2029é😀'},
+        {"lone": "x\ud800y"},  # orjson refuses a lone surrogate; JavaScript escapes it
+        {"x\udc00": 1},
+        [1.0, -0.0, 1e21, 1e-7, 2**53, 2**53 + 1, -(2**60), float("nan"), float("inf")],
+        {"t": (1, "a")},
+        {"m": MISSING, "k": [MISSING]},
+        {"n": 3, 4: "int key"},
+        "plain",
+        "",
+        [],
+        {},
+        True,
+        None,
+        7,
+    ],
+)
+def test_js_stringify_fast_path_equals_the_exact_writer(value: Any) -> None:
+    _stringify_both(value)
+
+
+def test_js_stringify_fast_path_on_deep_and_random_values() -> None:
+    deep: Any = "leaf"
+    for i in range(300):
+        deep = {"k": deep} if i % 2 else [deep]
+    _stringify_both(deep)
+    rng = random.Random(11)
+    alphabet = ["a", "B", "_", "1", "0", "01", "é", "\x01", "\u2028", "😀", " ", '"']
+
+    def word() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4)))
+
+    def value(depth: int) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.4:
+            return rng.choice([word(), rng.randint(-(2**60), 2**60), rng.random() * 10 ** rng.randint(-9, 25), None,
+                               True, False, 0, -0.0, MISSING])  # fmt: skip
+        if roll < 0.7:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return {word(): value(depth + 1) for _ in range(rng.randint(0, 5))}
+
+    for _ in range(2000):
+        _stringify_both(value(0))
+
+
+def test_js_stringify_fast_path_on_every_tool_call_of_the_realdata() -> None:
+    """Every `toolCall.arguments` of the realdata transcripts (881 in pi's, codex's and the others' files): the
+    same text both ways, and the orjson path taken for the plain ones."""
+    roots = [Path(__file__).resolve().parents[1].parent / "shared" / "realdata"]
+    files = [p for root in roots if root.is_dir() for p in sorted(root.rglob("*.jsonl"))]
+    if not files:
+        pytest.skip("no realdata here")
+    seen = fast = 0
+    for path in files:
+        for line in path.read_bytes().splitlines():
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            message = obj.get("message") if isinstance(obj, dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    args = block.get("arguments", MISSING)
+                    _stringify_both(args)
+                    seen += 1
+                    fast += _orjson_exact(args, 0)
+    assert seen == 0 or fast > seen // 2

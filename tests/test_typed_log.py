@@ -343,3 +343,26 @@ def test_times_of_other_lengths_side_by_side_are_not_read_as_canonical() -> None
         fast, exact = both(lines)
         assert comparable(fast) == comparable(exact)
         assert applied([fast]) == applied([exact])
+
+
+def test_small_blocks_switch_to_the_typed_decoder_once_enough_bytes_were_read_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A live tail hands the adapter one small block a poll: after `TYPED_MIN_BYTES` of them in all (not only
+    after one big block) the typed decoder reads them, and each block is what the exact path makes of it."""
+    monkeypatch.setattr(SessionLogAdapter, "_typed", None)
+    monkeypatch.setattr(SessionLogAdapter, "_exact_bytes", 0)
+    adapter = SessionLogAdapter()
+    lines = normal_lines(3000, 4)
+    for i, bad in enumerate(HOSTILE):
+        lines.insert(53 * i % len(lines), bad)
+    lineno, offset, typed_at = 1, 0, None
+    for start in range(0, len(lines), 40):  # ~6 KB a poll
+        data = data_of(lines[start : start + 40])
+        before = SessionLogAdapter._typed
+        got = adapter.parse_block(PATH, lineno, offset, data)
+        if before is None and SessionLogAdapter._typed is not None:
+            typed_at = offset
+        assert comparable(got) == comparable(exact_block(adapter.parse, PATH, lineno, offset, data)), start
+        lineno, offset = lineno + data.count(b"\n"), offset + len(data)
+    assert typed_at is not None and logs_module.TYPED_MIN_BYTES - 10_000 < typed_at <= logs_module.TYPED_MIN_BYTES

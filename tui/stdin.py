@@ -10,12 +10,10 @@ appending what the pipe delivers, and the dashboard shows it live (`tail -f sess
 from __future__ import annotations
 
 import os
-import select
-import shutil
-import tempfile
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 CHUNK = 64 << 10
 STDIN = "-"
@@ -25,8 +23,7 @@ class NoTerminal(OSError):
     """The dashboard was given a pipe on stdin and there is no terminal to draw on or read keys from."""
 
 
-@dataclass
-class Spool:
+class Spool(Struct, dict=True):
     """stdin copied into `path` (in a temp dir of its own); `cleanup` stops the copy and removes both."""
 
     path: Path
@@ -37,6 +34,8 @@ class Spool:
     _thread: threading.Thread | None = None
 
     def cleanup(self) -> None:
+        import shutil  # (shutil, tempfile and select only for a pipe: every command imports this module)
+
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1.0)
@@ -52,6 +51,8 @@ def replace_stdin(paths: list[Path], spool: Spool) -> list[Path]:
 
 
 def _new_spool() -> Spool:
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="continuity-stdin-"))
     path = folder / "stdin"
     path.touch()
@@ -71,6 +72,8 @@ def spool_all(fd: int = 0) -> Spool:
 
 def spool_live(fd: int) -> Spool:
     """Copy in a thread while the dashboard runs; each chunk is on disk at once, so the tail sees it grow."""
+    import select
+
     spool = _new_spool()
 
     def copy() -> None:

@@ -13,6 +13,7 @@ still gets a table. This module imports no Textual: it is plain data and runs in
 from __future__ import annotations
 
 import bisect
+import copy
 import itertools
 import operator
 import time
@@ -811,8 +812,8 @@ class SnapshotBuilder:
             kinds=stats.kinds(),
             per_minute=stats.rates_per_minute(window_end),
             resend_share=stats.resend_share(digits=None),
-            run=replace(stats.run) if stats.run is not None else None,
-            peak=replace(stats.peak) if stats.peak is not None else None,
+            run=copy.copy(stats.run) if stats.run is not None else None,  # (msgspec Structs: no dataclass replace)
+            peak=copy.copy(stats.peak) if stats.peak is not None else None,
             window_end_ms=window_end,
             closes=dict(stats.closes),
             judged=stats.events,

@@ -188,42 +188,36 @@ def _decide(current: CallUsage, previous: CallUsage | None, style: Style, eviden
 
 def _evidence(current: CallUsage, previous: CallUsage | None, style: Style, gap_ms: int | None) -> dict[str, Any]:
     """Previous and current figures, the gap and the lifetime, and the rule's own figures: what a reader needs to
-    check a verdict and to tell a TTL expiry from a rewrite."""
-    out: dict[str, Any] = {
-        "prompt": current.prompt,
-        "input": current.input,
-        "cache_read": current.cache_read,
-        "cache_write": current.cache_write,
-        "prev_prompt": None,
-        "prev_cache_read": None,
-        "prev_cache_write": None,
-        "gap_ms": gap_ms,
-        "ttl_ms": None,
-        "read_share_of_prev": None,
-        "rule": style,
-        "write_5m": current.write_5m,
-        "write_1h": current.write_1h,
-        "expected_read": None,
-        "shortfall": None,
-        "excess": 0,
-    }
+    check a verdict and to tell a TTL expiry from a rewrite. (One dict literal per branch, the keys in the one
+    order the report writes them: filling a dict of Nones and then setting seven keys was ~2 % of reading
+    the 100 MB Claude Code history, ~14,300 judgements.)"""
+    read = current.cache_read
+    prompt = current.input + read + current.cache_write
     if previous is None:
-        return out
-    out["prev_prompt"] = previous.prompt
-    out["prev_cache_read"] = previous.cache_read
-    out["prev_cache_write"] = previous.cache_write
+        return {
+            "prompt": prompt, "input": current.input, "cache_read": read, "cache_write": current.cache_write,
+            "prev_prompt": None, "prev_cache_read": None, "prev_cache_write": None, "gap_ms": gap_ms,
+            "ttl_ms": None, "read_share_of_prev": None, "rule": style, "write_5m": current.write_5m,
+            "write_1h": current.write_1h, "expected_read": None, "shortfall": None, "excess": 0,
+        }  # fmt: skip
+    prev_read, prev_write = previous.cache_read, previous.cache_write
+    prev_prompt = previous.input + prev_read + prev_write
     if gap_ms is None and current.ts_ms is not None and previous.ts_ms is not None:
-        out["gap_ms"] = max(0, current.ts_ms - previous.ts_ms)
+        gap_ms = max(0, current.ts_ms - previous.ts_ms)
     expected = expected_read(previous, style)
-    out["expected_read"] = expected
-    out["shortfall"] = max(0, (expected or 0) - current.cache_read)
+    shortfall = max(0, (expected or 0) - read)
+    ttl: int | None = None
     if style == ANTHROPIC:
         cached = _cached_by(previous)
         # the lifetime of what was not read back (where the read stopped), else of what the previous call wrote
-        out["ttl_ms"] = _ttl_at(cached, current.cache_read) if out["shortfall"] else _last_ttl(cached)
-    if previous.prompt:
-        out["read_share_of_prev"] = round(current.cache_read / previous.prompt, 4)
-    return out
+        ttl = _ttl_at(cached, read) if shortfall else _last_ttl(cached)
+    return {
+        "prompt": prompt, "input": current.input, "cache_read": read, "cache_write": current.cache_write,
+        "prev_prompt": prev_prompt, "prev_cache_read": prev_read, "prev_cache_write": prev_write, "gap_ms": gap_ms,
+        "ttl_ms": ttl, "read_share_of_prev": round(read / prev_prompt, 4) if prev_prompt else None, "rule": style,
+        "write_5m": current.write_5m, "write_1h": current.write_1h, "expected_read": expected,
+        "shortfall": shortfall, "excess": 0,
+    }  # fmt: skip
 
 
 def _cached_by(call: CallUsage) -> Lifetimes:
@@ -334,30 +328,34 @@ def structural(
 
 def explain(verdict: CacheVerdict) -> str:
     """One line a reader can check against the evidence, for the verdicts this rule gives (an agent words its
-    structural verdicts itself)."""
+    structural verdicts itself). Each verdict's line formats only the figures it names (a call is explained
+    once per judgement: ~14,300 times on the 100 MB Claude Code history, where building all five clauses
+    for every line was ~1 % of the report)."""
     ev = verdict.evidence
-    read, expected, prompt = ev.get("cache_read"), ev.get("expected_read"), ev.get("prompt")
-    gap, ttl = ev.get("gap_ms"), ev.get("ttl_ms")
-    blocks = " in 128-token blocks" if ev.get("rule") == OPENAI else " (its read + write)"
-    after = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
-    lifetime = f" (cache lifetime {ttl // 60_000} min)" if isinstance(ttl, int) else ""
-    again = f"; {ev.get('excess')} tokens a warm cache would have read were processed again"
+    read, expected = ev.get("cache_read"), ev.get("expected_read")
+    reason = verdict.reason
     if verdict.kind == "bootstrap":
-        return f"first call of this thread: {prompt} prompt tokens, {read} read from cache"
-    if verdict.reason == "cache_hit":
+        return f"first call of this thread: {ev.get('prompt')} prompt tokens, {read} read from cache"
+    if reason == "cache_hit":
+        blocks = " in 128-token blocks" if ev.get("rule") == OPENAI else " (its read + write)"
         return f"cache read {read} covers the {expected} the previous call cached{blocks}: only new input processed"
-    if verdict.reason == "uncached":
+    if reason == "uncached":
         return "the previous call cached nothing (no cache read or write): nothing could be read back"
-    if verdict.reason == "below_cache_minimum":
+    if reason == "below_cache_minimum":
         return f"the previous prompt ({ev.get('prev_prompt')} tokens) was below the cache minimum: nothing was cached"
-    if verdict.reason == "cache_expired":
+    gap = ev.get("gap_ms")
+    after = f", {gap / 1000:.0f}s after the previous call" if isinstance(gap, int) else ""
+    again = f"; {ev.get('excess')} tokens a warm cache would have read were processed again"
+    if reason == "cache_expired":
+        ttl = ev.get("ttl_ms")
+        lifetime = f" (cache lifetime {ttl // 60_000} min)" if isinstance(ttl, int) else ""
         return f"cache expired: read {read} of the {expected} the previous call cached{after}{lifetime}{again}"
-    if verdict.reason == "cache_miss":
+    if reason == "cache_miss":
         return f"nothing read back of the {expected} the previous call cached{after}, within its lifetime{again}"
-    if verdict.reason == "prefix_rewritten":
+    if reason == "prefix_rewritten":
         return f"prefix rewritten: read {read} of the {expected} the previous call cached{after}{again}"
-    if verdict.reason == RESUME:
+    if reason == RESUME:
         source = ev.get("resumed_from")
         return (f"first call after resuming {source}: read {read} of the {expected} its last copied call "
                 f"cached{after}{again}")  # fmt: skip
-    return f"{verdict.kind}/{verdict.reason}: cache read {read} of {prompt} prompt tokens{after}"
+    return f"{verdict.kind}/{reason}: cache read {read} of {ev.get('prompt')} prompt tokens{after}"

@@ -13,14 +13,14 @@ Pure: fed (kind, reason, …) in order, thread by thread (`end_thread` between t
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from core.kernel.stats import Streak, longest_first, qualifies
 from core.model import ABORTED, CALL_KINDS, CALL_RESEND_KINDS
 
 
-@dataclass(frozen=True, slots=True)
-class CallPeak:
+class CallPeak(Struct, frozen=True):
     """The call with the largest payload (`payload_bytes_raw`, before the agent's own dedupe)."""
 
     session: str
@@ -28,8 +28,7 @@ class CallPeak:
     bytes: int
 
 
-@dataclass(slots=True)
-class CallStats:
+class CallStats(Struct):
     """Totals, kinds, reasons, per-agent totals, streaks and the largest payload over the calls fed."""
 
     total: int = 0

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import xxhash
+from msgspec import Struct, field
 
 from core.kernel.pipeline import SessionAnalyzer
 
@@ -56,8 +56,7 @@ MAX_CANDIDATE_TAGS = 512
 MAX_VARIANTS_PER_TAG = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class TagBlock:
+class TagBlock(Struct, frozen=True):
     """One `<tag>…</tag>` span inside one text: where, how big, and a digest to compare copies."""
 
     tag: str
@@ -69,8 +68,7 @@ class TagBlock:
     top: bool = True  # not inside another block
 
 
-@dataclass(slots=True)
-class TextScan:
+class TextScan(Struct):
     """Everything the analyses need from one text, so the text itself can be dropped."""
 
     blocks: list[TagBlock] = field(default_factory=list)
@@ -169,8 +167,7 @@ def ultrawork_depth(tokens: Iterable[bool], depth: int) -> tuple[bool, int]:
 
 
 # ---------------------------------------------------------------------------------------------- the ledger
-@dataclass(slots=True)
-class Seen:
+class Seen(Struct):
     """When something was first or last seen: the transcript entry's time and id, and the call index."""
 
     ts: str | None
@@ -178,8 +175,7 @@ class Seen:
     turn: int | None = None
 
 
-@dataclass(slots=True)
-class VariantStat:
+class VariantStat(Struct):
     """One byte-identical form of a tag's block."""
 
     id: str
@@ -189,8 +185,7 @@ class VariantStat:
     last: Seen | None = None
 
 
-@dataclass(slots=True)
-class TagLedger:
+class TagLedger(Struct):
     """Every injection of one tag in one session."""
 
     tag: str

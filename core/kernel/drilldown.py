@@ -11,10 +11,10 @@ transcript line changed since it was read", a pi call "inferred: the commit minu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from core.kernel.pipeline import Session
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from core.model import Turn
 
 
-@dataclass(slots=True)
-class CaptureCommit:
+class CaptureCommit(Struct):
     """Both sides of a call as re-read for the drill-down; `capture` is None where the agent records none."""
 
     capture: dict[str, Any] | None

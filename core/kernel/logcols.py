@@ -2,9 +2,9 @@
 
 A months-long ``session.log`` has millions of decision lines. As objects (a record, its `Where`, its time
 string, its ints, an attribution entry) they cost ~545 B each (1.1M lines: 631 MB peak, review §1); as columns
-they cost 42 B (continuity) and 38 B (close) a line, are appended a block at a time (one ``extend`` per
-column per ~1 MiB of log), are aggregated per run of equal lines (`core.kernel.stats`), and are stored and
-loaded as plain bytes by the persistent index. A line is made into an object only when something shows it
+they cost 24 B (continuity) and 21 B (close) a line at their starting widths, are appended a block at a time
+(one ``extend`` per column per ~1 MiB of log), are aggregated per run of equal lines (`core.kernel.stats`), and
+are stored and loaded as plain bytes by the persistent index. A line is made into an object only when something shows it
 (`ContinuityRows.__getitem__`: the dashboard's visible rows, a report turn's matched line).
 
 Byte layout (version `LAYOUT_VERSION`)
@@ -18,25 +18,32 @@ lines: `core.engine`), and four vocabularies. A row's index in its table never c
 Every column is an `array.array` of fixed-width integers. The BLOB of column ``c`` for rows ``[a, b)`` is
 ``c[a:b].tobytes()`` in **little-endian** byte order (`chunk_blobs`; a big-endian host swaps on the way in and
 out), so a chunk is ``b - a`` times the column's width, and loading it back is one ``frombytes`` per column
-(`extend_blobs`), no parsing. Code columns start one byte wide and widen (``B`` -> ``H`` -> ``I``) when their
-vocabulary outgrows them; a chunk records the typecode it was written with (`CHUNK_TYPES` lists the
-starting ones) and a loader widens as needed.
+(`extend_blobs`), no parsing. Columns start as narrow as what agents write lets them and widen (``B`` -> ``H``
+-> ``I`` -> ``Q``, ``b`` -> ``h`` -> ``i`` -> ``q``) the first time a value does not fit; a chunk records the
+typecode it was written with (`CHUNK_TYPES` lists the starting ones) and a loader converts or widens as needed.
 
-continuity (42 bytes a row at the starting widths)::
+continuity (24 bytes a row at the starting widths)::
 
     column   type  bytes  value
     ts       q     8      epoch milliseconds; NO_TIME (-2**63) when the line's ``ts`` is not a usable time
     kind     B     1      code in ``kinds`` (widens to H, I)
     reason   B     1      code in ``reasons`` (widens to H, I)
-    count    q     8      the line's ``count``; NO_COUNT (-2**63) when absent or not an integer, BIG_COUNT
-                          (-2**63 + 1) when it does not fit (the value is in ``big_counts``)
-    session  i     4      code in ``sessions`` (the line's ``sessionId``), -1 when it names none
-    file     I     4      code in ``files``: the path the line was read from (a rotated generation has its own)
+    count    h     2      the line's ``count``; NO_COUNT (-2**63) when absent or not an integer, BIG_COUNT
+                          (-2**63 + 1) when it does not fit (the value is in ``big_counts``); widens to i, q (a
+                          line without a count makes it q at once)
+    session  b     1      code in ``sessions`` (the line's ``sessionId``), -1 when it names none (widens to h, i)
+    file     B     1      code in ``files``: the path the line was read from (a rotated generation has its own)
     line     I     4      1-based line number in that file generation (widens to Q)
-    offset   Q     8      byte offset of the line's first byte in that file
-    length   I     4      the line's length in bytes, without its newline (widens to Q)
+    offset   I     4      byte offset of the line's first byte in that file (widens to Q past 4 GiB)
+    length   H     2      the line's length in bytes, without its newline (widens to I, Q)
 
-closes (38 bytes a row): ``ts, reason, session, file, line, offset, length``, as above.
+closes (21 bytes a row): ``ts, reason, session, file, line, offset, length``, as above.
+
+Why narrow: a live dashboard keeps every decision line, and the columns are nearly all it grows by. At the
+old fixed widths (42 B a row) a 5,000 lines/s tail grew the engine ~44 B a line against a 50 B target for
+the whole dashboard; senpi's lines have small counts, a few hundred sessions at most per log, a handful of
+files, lines under 64 KiB and logs under 4 GiB, so the narrow widths hold them and a widening (one copy of
+the column, at most three a column) is rare.
 
 Vocabularies are lists of strings; a code is a position and never changes (they only grow). ``kinds`` starts
 with senpi's five kinds in display order (`core.model.KINDS`: codes 0-4); ``reasons`` is shared by both tables.
@@ -65,11 +72,11 @@ _BIG_ENDIAN = sys.byteorder == "big"
 
 #: the typecode each column starts with (code, line and length columns widen; see the module doc)
 CHUNK_TYPES: dict[str, dict[str, str]] = {
-    "continuity": {"ts": "q", "kind": "B", "reason": "B", "count": "q", "session": "i", "file": "I", "line": "I",
-                   "offset": "Q", "length": "I"},
-    "closes": {"ts": "q", "reason": "B", "session": "i", "file": "I", "line": "I", "offset": "Q", "length": "I"},
+    "continuity": {"ts": "q", "kind": "B", "reason": "B", "count": "h", "session": "b", "file": "B", "line": "I",
+                   "offset": "I", "length": "H"},
+    "closes": {"ts": "q", "reason": "B", "session": "b", "file": "B", "line": "I", "offset": "I", "length": "H"},
 }  # fmt: skip
-_WIDER = {"B": "H", "H": "I", "I": "Q"}
+_WIDER = {"B": "H", "H": "I", "I": "Q", "b": "h", "h": "i", "i": "q"}
 
 
 class Vocab:
@@ -137,16 +144,60 @@ def _plus(column: array[int], base: int) -> array[int] | list[int]:
 _NONE_BYTE = bytes(255 if i == 255 else 0 for i in range(256))  # a code's upper bytes: 255 for -1, else 0
 
 
+_SIGNED = {"b": 1, "h": 2, "i": 4, "q": 8}
+_UNSIGNED = {"B": 1, "H": 2, "I": 4, "Q": 8}
+_SIGN_FILL = bytes(255 if i >= 128 else 0 for i in range(256))  # the upper bytes of a value whose top byte is i
+
+
+def converted(values: array[int], typecode: str) -> array[int] | None:
+    """`values` as an array of `typecode` by strided byte copies of their little-endian lanes, or None when a
+    value does not fit it. A block's arrays come at their own widths (counts int64, offsets uint64) and the
+    columns start narrower: ``array(typecode, values)`` converts through a Python int and an argument parse per
+    value (+4 % of a 16 MB report's instructions, callgrind); a copy per byte lane is C passes over the block.
+    Only between two signed or two unsigned typecodes of a little-endian host; anything else is the caller's
+    (`_Table._extend` converts it value by value)."""
+    src = values.typecode
+    signed = src in _SIGNED
+    widths = _SIGNED if signed else _UNSIGNED
+    have, want = widths.get(src), widths.get(typecode)
+    if have is None or want is None or _BIG_ENDIAN:
+        raise ValueError(f"no lane copy from {src} to {typecode}")
+    n = len(values)
+    raw = values.tobytes()
+    out = bytearray(want * n)
+    if want < have:
+        fill = raw[want - 1 :: have].translate(_SIGN_FILL) if signed else bytes(n)
+        if any(raw[k::have] != fill for k in range(want, have)):
+            return None  # a dropped byte holds part of the value
+    elif signed:  # a wider signed lane: its upper bytes are the sign's
+        fill = raw[have - 1 :: have].translate(_SIGN_FILL)
+        for k in range(have, want):
+            out[k::want] = fill
+    for k in range(min(have, want)):
+        out[k::want] = raw[k::have]
+    result = array(typecode)
+    result.frombytes(out)
+    return result
+
+
+def _lane_copy(src: str, dst: str) -> bool:
+    """Whether `converted` takes `src` to `dst`."""
+    return not _BIG_ENDIAN and ((src in _SIGNED and dst in _SIGNED) or (src in _UNSIGNED and dst in _UNSIGNED))
+
+
 def _sessions_through(table: list[int], column: array[int]) -> array[int] | list[int]:
-    """Session codes (`NO_SESSION` for none) through `table`, each of the four bytes of the result one
-    `bytes.translate` of the codes' low byte, when the part names fewer than 255 sessions (a code is then its low
-    byte, 255 is NO_SESSION); else a pass per row. A million-row part: ~10 ms against ~160 ms."""
+    """Session codes (`NO_SESSION` for none) through `table`, each byte of the result one `bytes.translate` of
+    the codes' low byte, when the part names fewer than 255 sessions (a code is then its low byte, 255 is
+    NO_SESSION, and every upper byte is 255 for NO_SESSION, else 0); else a pass per row. A million-row part:
+    ~10 ms against ~160 ms."""
     n = len(column)
-    if column.typecode == "i" and n and len(table) < 255 and not _BIG_ENDIAN:
+    width = _SIGNED.get(column.typecode)
+    if width is not None and n and len(table) < 255 and not _BIG_ENDIAN:
         raw = column.tobytes()
-        low = raw[0::4]
+        low = raw[0::width]
         high = low.translate(_NONE_BYTE)
-        if raw[1::4] == high == raw[2::4] == raw[3::4] and not low.translate(None, bytes(range(len(table))) + b"\xff"):
+        codes_here = bytes(range(min(len(table), 128 if width == 1 else 255)))  # a 'b' byte past 127 is < 0
+        if all(raw[k::width] == high for k in range(1, width)) and not low.translate(None, codes_here + b"\xff"):
             words = array("i", [*table, *[0] * (255 - len(table)), NO_SESSION]).tobytes()
             out = bytearray(4 * n)
             for k in range(4):
@@ -158,18 +209,23 @@ def _sessions_through(table: list[int], column: array[int]) -> array[int] | list
 
 
 _TOP_FF = bytes(1 if i == 255 else 0 for i in range(256))
+_SIGN = bytes(1 if i >= 128 else 0 for i in range(256))
 
 
 def named_mask(codes: array[int]) -> bytes | None:
     """One byte a row of a session column, 1 where the row names a session (not `NO_SESSION`), from the codes'
     bytes in C passes (a million rows: ~10 ms, where a pass over the rows' values takes ~60 ms); None when the
-    column's bytes cannot say it (not 4-byte little-endian codes, or a negative code other than -1)."""
-    if codes.typecode != "i" or _BIG_ENDIAN:
+    column's bytes cannot say it (not signed little-endian codes, or a negative code other than -1)."""
+    width = _SIGNED.get(codes.typecode)
+    if width is None or _BIG_ENDIAN:
         return None
     raw = codes.tobytes()
-    negative = raw[3::4].translate(_TOP_FF)  # -1 is the only negative code a store writes
+    top = raw[width - 1 :: width]
+    negative = top.translate(_TOP_FF)  # -1 is the only negative code a store writes
+    if top.translate(_SIGN) != negative:
+        return None  # a negative code whose top byte is not 255
     k = negative.count(1)
-    if k and any(bytes(compress(raw[i::4], negative)).count(255) != k for i in range(3)):
+    if k and any(bytes(compress(raw[i::width], negative)).count(255) != k for i in range(width - 1)):
         return None
     return negative.translate(_FLIP)
 
@@ -206,10 +262,14 @@ class _Table:
         """Append to a column, widening it when a value does not fit its type."""
         column: array[int] = getattr(self, name)
         if isinstance(values, array) and values.typecode != column.typecode:
-            try:
-                values = array(column.typecode, values)
-            except OverflowError:
-                values = list(values)
+            if _lane_copy(values.typecode, column.typecode):
+                narrow = converted(values, column.typecode)
+                values = list(values) if narrow is None else narrow  # a list: the widening below
+            else:
+                try:
+                    values = array(column.typecode, values)
+                except OverflowError:
+                    values = list(values)
         elif not isinstance(values, array | list | tuple):
             values = list(values)  # an iterator cannot be taken again after an overflow consumed part of it
         size = len(column)

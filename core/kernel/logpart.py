@@ -4,14 +4,14 @@ what else its lines gave, for `core.state.State.apply_range` to take back in ord
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from core.kernel.stats import LogStats
 from core.model import Problem
 
 
-@dataclass
-class LogPart:
+class LogPart(Struct, dict=True):
     """What one worker read of its range: the columns as BLOBs with their vocabularies, the aggregates, and
     everything `State.apply_block` would have taken line by line. Line numbers and rows are relative to the
     range (its first line is line 1, its first row row 0)."""

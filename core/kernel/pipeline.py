@@ -190,3 +190,8 @@ class RecordHandler:
     def settle(self, store: Store) -> None:
         """A surface is about to read the state (`State.settle`): decide what only the files read together can
         tell (Claude Code: which of two sessions holding the same calls made them)."""
+
+    def polled(self, store: Store) -> None:
+        """The records of one poll were applied (`State.polled`, under the engine's lock): whatever this handler
+        put off while a record might still change it is made now, so a reader between polls sees it done
+        (Claude Code: the verdict of the latest call)."""

@@ -28,9 +28,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from core.kernel import price_list
 
@@ -52,8 +54,7 @@ _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _OPENAI_MINOR = re.compile(r"^gpt-(\d+)-(\d+)(?=-|$)")
 
 
-@dataclass(frozen=True, slots=True)
-class Price:
+class Price(Struct, frozen=True):
     """USD per million tokens; None where the table has no price for that kind of token."""
 
     input: float | None = None
@@ -72,8 +73,7 @@ class PriceFileError(ValueError):
     """A `--prices` file that cannot be used, with a one-line message naming the file and the entry."""
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
+class PriceTable(Struct, frozen=True):
     """Prices by model id: the bundled list with a file's entries on top."""
 
     prices: dict[str, Price]

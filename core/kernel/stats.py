@@ -12,9 +12,10 @@ import operator
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import groupby, islice
 from typing import overload
+
+from msgspec import Struct, field
 
 from core.kernel.logcols import ContinuityRows, LogColumns
 from core.logblock import BIG_COUNT, COUNT_MAX, COUNT_MIN, NO_COUNT, NO_TIME, LogBlock, canonical
@@ -27,8 +28,7 @@ RECENT_ROWS = 100_000
 """Rates look at most this many of the newest dated lines (a bound on the work of one repaint)."""
 
 
-@dataclass(slots=True)
-class Streak:
+class Streak(Struct):
     """A maximal run of consecutive continuity lines with one (kind, reason).
 
     For the log's streaks `start`/`end` hold the first and last line's `ts` only when it is not the canonical
@@ -49,8 +49,7 @@ class Streak:
         return self.start or iso_ms(self.start_ms) or ""
 
 
-@dataclass(slots=True)
-class Peak:
+class Peak(Struct):
     value: int
     at: str
     at_ms: int | None
@@ -216,8 +215,7 @@ def _text_ties(order: list[int], keys: list[int], start_text: list[str], start_m
     return out
 
 
-@dataclass
-class LogStats:
+class LogStats(Struct, dict=True):
     """The log aggregates. `rows` are the continuity lines they were made from (rates read them); a LogStats
     made without rows keeps its own, fed by `add_continuity`."""
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from core.kernel.pricing import PriceTable, call_cost, excess_cost
 from core.model import ABORTED, Turn
@@ -77,8 +78,7 @@ def lifetime_name(ttl_ms: object) -> str:
     return f"{ttl_ms // 60_000} min" if isinstance(ttl_ms, int) else "?"
 
 
-@dataclass(frozen=True, slots=True)
-class CallWaste:
+class CallWaste(Struct, frozen=True):
     """One call's share of the waste figures."""
 
     judged: bool  # judged from cache figures: it has an excess (maybe 0) and counts in the share
@@ -130,8 +130,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(slots=True)
-class WasteStats:
+class WasteStats(Struct):
     """Sums of `CallWaste` over the calls fed (one session, a selection, everything read)."""
 
     calls: int = 0  # calls judged from cache figures

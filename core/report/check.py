@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from core.kernel.calls import resends
 from core.model import ABORTED, CALL_RESEND_KINDS, RESEND_KINDS
@@ -52,8 +53,7 @@ from core.report.common import (
 from core.sanitize import display
 
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
+class Thresholds(Struct, frozen=True):
     """Maxima from the command line; None = not checked."""
 
     max_resend_share: float | None = None
@@ -88,16 +88,14 @@ class Thresholds:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Measure:
+class Measure(Struct, frozen=True):
     """A measured value and what it was measured on; `value` None = not measurable, `basis` says why."""
 
     value: float | int | None
     basis: str
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(Struct, frozen=True):
     name: str
     measured: float | int | None
     limit: float | int | None

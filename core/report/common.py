@@ -6,10 +6,10 @@ They read only the report dict (never state), so a report loaded back from JSON 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from core.model import ABORTED, CALL_KINDS, CALL_RESEND_KINDS, KINDS
 from core.sanitize import display
@@ -63,8 +63,7 @@ def turn_payload(turn: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True, slots=True)
-class Payload:
+class Payload(Struct, frozen=True):
     """One call's payload, with both sizes: sent (after the agent's own dedupe) and before dedupe (raw)."""
 
     session: str | None
@@ -117,8 +116,7 @@ def same_call(a: Payload | None, b: Payload | None) -> bool:
     return a is not None and b is not None and (a.session, a.index) == (b.session, b.index)
 
 
-@dataclass(frozen=True, slots=True)
-class Composition:
+class Composition(Struct, frozen=True):
     """Directive bytes inside payload bytes, on both sides of the agent's own dedupe: as serialized (before
     it: `payload_bytes_raw`, `copies`, `bytes`) and as sent (after it: `payload_bytes`, `copies_sent`,
     `bytes_sent`). A share divides figures of one side, so neither can pass 1: dividing serialized copies by
@@ -188,8 +186,7 @@ def largest_composition(report: dict[str, Any]) -> Composition | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class TagRow:
+class TagRow(Struct, frozen=True):
     """One directive tag as the Markdown and HTML tables show it: over every reconstructed payload on both sides
     (None for a report written before those totals), and in the largest payload on both sides."""
 
@@ -336,8 +333,7 @@ def profile_of(session: dict[str, Any]) -> tuple[str, str | None] | None:
 
 
 # ---------------------------------------------------------------------- calls (the unit, every agent's)
-@dataclass(frozen=True, slots=True)
-class CallFigures:
+class CallFigures(Struct, frozen=True):
     """What a summary says first about the calls (`calls` section): how many, of which kinds, the re-send share
     and its basis, the tokens."""
 
@@ -386,8 +382,7 @@ def payload_exact(report: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
     return lambda turn: turn.get("agent") not in inexact
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
+class Prompt(Struct, frozen=True):
     """The call with the most prompt tokens (input + cache read + cache write) among the inexact agents' calls."""
 
     session: str | None

@@ -12,8 +12,9 @@ own way: data (reason names) is always a code segment.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from msgspec import Struct
 
 from core.kernel.waste import cause_text
 from core.model import RESEND_KINDS
@@ -28,8 +29,7 @@ CAUSES = 3
 Style = Literal["", "strong", "code"]
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(Struct, frozen=True):
     text: str
     style: Style = ""
 
@@ -68,8 +68,7 @@ def plain_text(segments: list[Segment]) -> str:
 
 
 # ---------------------------------------------------------------------- what the share is counted over
-@dataclass(frozen=True, slots=True)
-class _Basis:
+class _Basis(Struct, frozen=True):
     noun: str  # "calls" | "decisions logged"
     total: int
     resends: int | None

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import fields
 
 from core.kernel.waste import cause_text
 from core.model import CALL_KINDS
@@ -157,8 +159,7 @@ def diff_lines(commit: dict[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------- how much detail fits
-@dataclass(frozen=True, slots=True)
-class Caps:
+class Caps(Struct, frozen=True):
     """How many items each section lists; `scaled` lowers them toward their floors (`FLOORS`)."""
 
     reasons: int = 25
@@ -241,8 +242,7 @@ def _shape(text: object) -> str:
     return re.sub(r"\d+", "#", display(text, 300))
 
 
-@dataclass(slots=True)
-class Group:
+class Group(Struct):
     """Findings that read the same, kept in first-seen order; `first` is shown as the example."""
 
     key: tuple[Any, ...]
@@ -276,8 +276,7 @@ def _resends(session: dict[str, Any]) -> int:
     return sum(int(n) for k, n in by_kind.items() if k in ("fork", "flatten", "re-send") and isinstance(n, int))
 
 
-@dataclass(slots=True)
-class Facts:
+class Facts(Struct):
     """What several levels of detail share: each computed once, in one pass over the turns where possible."""
 
     sessions: list[dict[str, Any]]

@@ -35,9 +35,9 @@ from __future__ import annotations
 import platform
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from msgspec import Struct
 from prometheus_client.core import (
     CollectorRegistry,
     CounterMetricFamily,
@@ -76,8 +76,7 @@ UNKNOWN = "unknown"
 TOKEN_TYPES = ("input", "output", "cache_read", "cache_write")
 
 
-@dataclass(frozen=True, slots=True)
-class Family:
+class Family(Struct, frozen=True):
     """One metric family: its name (as exposed, without `_total`), type, help, labels, unit."""
 
     name: str

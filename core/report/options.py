@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from msgspec import Struct
 
 from core.kernel.pricing import BUNDLED, PriceTable, load_prices
 from core.model import Problem, Turn
@@ -23,8 +24,7 @@ _RELATIVE = re.compile(r"^(?:\d+[smhdw])+$")
 _PART = re.compile(r"(\d+)([smhdw])")
 
 
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
+class ReportOptions(Struct, frozen=True):
     """Selection and privacy switches for one report. Defaults: everything, redacted, text summarized."""
 
     session: str | None = None

@@ -17,7 +17,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -69,6 +68,8 @@ def write_file(path: Path, write: Writer) -> None:
     if special:
         _write_in_place(path, write)
         return
+    import tempfile  # (only for a file: `check` and `report` to stdout never import it, nor its shutil, random)
+
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")

@@ -15,12 +15,12 @@ import base64
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import orjson
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
+from msgspec import Struct, field
 
 from core.report.stream import TurnStream
 from core.sanitize import clip, display
@@ -52,8 +52,7 @@ def _mark(kind: str) -> str:
     return MARK.format(kind)
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
+class _Rule(Struct, frozen=True):
     kind: str
     pattern: re.Pattern[str]
     #: lower-case substrings one of which every match contains (gitleaks' `keywords`): a string holding none of
@@ -578,8 +577,7 @@ def shown(value: object, limit: int = 2000, *, key: str | None = None) -> str:
         size *= 2
 
 
-@dataclass
-class Redactor:
+class Redactor(Struct, dict=True):
     """Walks a JSON-like value, replacing secrets in every string (keys included) and counting them."""
 
     counts: Counter[str] = field(default_factory=Counter)
@@ -687,8 +685,7 @@ def already_redacted(value: Any) -> Any:
     return _Redacted(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _Redacted:
+class _Redacted(Struct, frozen=True):
     """A value already redacted: `Redactor.value` hands it back as it is (the key `turns` has no secret)."""
 
     value: Any

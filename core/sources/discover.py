@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 __all__ = [
     "MAX_FILES",
@@ -149,8 +150,7 @@ def resolve_roots(paths: list[Path]) -> list[Path]:
     return out
 
 
-@dataclass(slots=True)
-class _DirCache:
+class _DirCache(Struct):
     """What one directory listing produced, reused while the directory's mtime does not change."""
 
     mtime_ns: int

@@ -40,8 +40,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from .discover import Scanner, is_candidate_name, logical_of, rotated_of
 from .watch import DirWatcher
@@ -84,8 +85,7 @@ NOTICE_KINDS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(slots=True)
-class Line:
+class Line(Struct):
     """One complete line of a file generation."""
 
     lineno: int
@@ -97,8 +97,7 @@ class Line:
     is kept as is, because decoding is the format adapters' job."""
 
 
-@dataclass(slots=True)
-class Block:
+class Block(Struct):
     """Consecutive complete lines of a file generation, in one piece (a tailer made with ``blocks=True``).
 
     What a read of ``read_chunk`` bytes holds between its first and last newline, when no line in it can be
@@ -114,8 +113,7 @@ class Block:
     lines: int
 
 
-@dataclass(slots=True)
-class Notice:
+class Notice(Struct):
     """Something about a file the user should know, which is not a line (never an exception)."""
 
     kind: str
@@ -127,8 +125,7 @@ class Notice:
     offset: int | None = None
 
 
-@dataclass(slots=True)
-class FileBatch:
+class FileBatch(Struct):
     """What one ``poll`` read from one generation of one stream, in file order."""
 
     path: str
@@ -142,8 +139,7 @@ class FileBatch:
     notices: list[Notice] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class HeldPartial:
+class HeldPartial(Struct):
     """An unterminated line the tailer still holds: where it starts and how long it is so far."""
 
     path: str
@@ -152,8 +148,7 @@ class HeldPartial:
     size: int
 
 
-@dataclass(slots=True)
-class FileStat:
+class FileStat(Struct):
     """Progress of one known file, for a status bar or a diagnostics pane (as of the last ``poll``)."""
 
     path: str
@@ -169,8 +164,7 @@ TAIL_CHECK_BYTES = 4096
 """Bytes just before a saved offset that a restore re-reads and compares (see ``Sources.restore_state``)."""
 
 
-@dataclass(slots=True)
-class GenSnap:
+class GenSnap(Struct):
     """One generation's reading position and identity, saved so a later process can resume exactly there.
 
     Plain data (picklable, no descriptor): what ``_Gen`` holds, plus digests of the bytes it was read from so
@@ -199,8 +193,7 @@ class GenSnap:
     """The stream that reads this file under another name (a link), or None."""
 
 
-@dataclass(slots=True)
-class StreamSnap:
+class StreamSnap(Struct):
     """A stream's generations (oldest first) and numbering, as ``Sources.export_state`` saw them."""
 
     logical: str

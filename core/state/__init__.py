@@ -230,6 +230,12 @@ class State(Attribution, Tree, Parking):
             for handler in handlers:
                 handler.settle(self)
 
+    def polled(self) -> None:
+        """The records of one poll were applied: each record handler finishes what it put off (`polled`)."""
+        for handlers in self.handlers.values():
+            for handler in handlers:
+                handler.polled(self)
+
     def all_turns(self) -> list[Turn]:
         """Every turn, in session then time order (the report's order)."""
         out: list[Turn] = []

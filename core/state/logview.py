@@ -18,14 +18,14 @@ read does (and the index stores the new view).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 __all__ = ["LogView", "ViewSink"]
 
 
-@dataclass
-class LogView:
+class LogView(Struct, dict=True):
     """The whole log's report aggregates, as of `rows` continuity rows, `closes` close rows, `events` events."""
 
     rows: int

@@ -4,8 +4,9 @@ its own agent's analyzers (found by class: `session.analyzer(ProviderContext)`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from msgspec import Struct, field
 
 from core.kernel.pipeline import SessionAnalyzer
 from core.model import EntryNode, SessionHeader, Sidecar, Turn, Where
@@ -16,8 +17,7 @@ if TYPE_CHECKING:
 A = TypeVar("A", bound=SessionAnalyzer)
 
 
-@dataclass
-class SessionState:
+class SessionState(Struct, dict=True):
     """One session (a transcript, or what a handler assembled from several files): summaries, never bodies."""
 
     key: str  # the transcript path

@@ -4,14 +4,14 @@ session record for the report without importing the analyses)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 from core.model import Serializer
 
 
-@dataclass(slots=True)
-class PayloadInfo:
+class PayloadInfo(Struct):
     """How the payload analysis measured one call (`core.agents.senpi.payload.analyzer`)."""
 
     serializer: Serializer
@@ -30,8 +30,7 @@ class PayloadInfo:
     delta_if_stable: int = 0  # what a delta of the messages new since the previous call would have sent
 
 
-@dataclass(slots=True)
-class SenpiCall:
+class SenpiCall(Struct):
     """senpi's record of one call (`Turn.facts`): what the payload analysis measured, and the
     `claude_sdk_oauth_session_close` lines senpi wrote inside the call (`core.agents.senpi.continuity.closes`)."""
 
@@ -54,8 +53,7 @@ def payload_info(turn: Any) -> PayloadInfo | None:
     return facts.payload if isinstance(facts, SenpiCall) else None
 
 
-@dataclass(slots=True)
-class SenpiSession:
+class SenpiSession(Struct):
     """Per-session results of senpi's replay and payload cross-check."""
 
     #: agreement of the replay with the logged decisions (profile, rate, disagreements)
