@@ -243,7 +243,7 @@ class Index:
                 return
         if idle and self._verify:
             self._verify = False
-            if self._loaded:
+            if self._loaded and engine.sources.newest_first:
                 with engine.lock:
                     _newest_first_order(engine)
         self.commit(engine)

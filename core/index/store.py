@@ -291,11 +291,23 @@ def _master(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
     return [(str(t), str(n), str(tb), None if s is None else str(s)) for t, n, tb, s in rows]
 
 
+def _header(conn: sqlite3.Connection) -> tuple[int, int, list[tuple[str, str, str, str | None]]]:
+    """The application id, schema version and schema in one read transaction: read one by one, another
+    process making the store between two of them gave an id of 0 beside its tables ("another program's SQLite
+    file", seen once at load ~13 with two reports starting together), and the new store was replaced."""
+    conn.execute("BEGIN")
+    try:
+        app = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        master = _master(conn)
+    finally:
+        conn.execute("COMMIT")
+    return int(app), int(version), master
+
+
 def _verify(conn: sqlite3.Connection) -> None:
     """Make an empty file a store, or check that a store is exactly ours (`_NotOurs` otherwise)."""
-    app = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    master = _master(conn)
+    app, version, master = _header(conn)
     if app == 0 and version == 0 and not master:
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -312,9 +324,7 @@ def _verify(conn: sqlite3.Connection) -> None:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise
-        app = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        master = _master(conn)
+        app, version, master = _header(conn)
     if app != APPLICATION_ID:
         raise _NotOurs(f"another program's SQLite file (application_id {app})")
     if version != SCHEMA_VERSION:

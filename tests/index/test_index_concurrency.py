@@ -111,3 +111,38 @@ def test_the_last_run_to_start_takes_the_scope_over(tmp_path: Path) -> None:
         engine.close()
     assert not a.writing and "another run took the index over" in a.status
     assert b.writing and len(stored_sessions()) == 2
+
+
+def _open_at_once(path: str, barrier: Any, out: Any) -> None:
+    from core.index.store import open_store
+
+    barrier.wait()
+    try:
+        store = open_store(Path(path))
+        out.put(store.replaced)
+        store.conn.close()
+    except Exception as exc:  # what the test reports
+        out.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_making_the_store_at_once_never_take_it_for_a_foreign_file(tmp_path: Path) -> None:
+    """Four processes open a store that does not exist yet at the same moment, 20 times: none replaces it nor
+    fails (read one by one, the id, version and tables of a store being made gave "another program's SQLite
+    file"; 2 of 40 rounds replaced or failed before)."""
+    import multiprocessing
+
+    from core.index.store import prepare_dir
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(20):
+        directory = tmp_path / f"cache-{round_}"
+        prepare_dir(directory)
+        barrier, out = context.Barrier(4), context.Queue()
+        children = [context.Process(target=_open_at_once, args=(str(directory / "index.sqlite3"), barrier, out))
+                    for _ in range(4)]  # fmt: skip
+        for child in children:
+            child.start()
+        results = [out.get(timeout=60) for _ in children]
+        for child in children:
+            child.join(timeout=60)
+        assert results == [None] * 4, (round_, results)

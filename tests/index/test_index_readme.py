@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.index import index_path
-from tests.index_support import demo_without_recordings, report, stored
+from tests.index_support import demo_without_recordings, stored
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -42,8 +42,9 @@ def _queries() -> list[str]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    """A store a real report wrote: the demo's finished sessions, their calls and its log."""
-    report([demo_without_recordings(tmp_path)], tmp_path)
+    """A store a real report process wrote: the demo's finished sessions, their calls and its log."""
+    command = [sys.executable, "-m", "tui.cli", "report", str(demo_without_recordings(tmp_path)), "-o", os.devnull]
+    subprocess.run(command, check=True, capture_output=True, env={**os.environ}, timeout=300)
     assert stored("SELECT count(*) FROM calls") != [(0,)]
     assert stored("SELECT count(*) FROM decisions_daily") != [(0,)]
     return index_path()
