@@ -1675,11 +1675,20 @@ class Sources:
         discarded as they arrive and only its start offset and number are remembered for the notice.
         """
         base = g.pos
-        if base == 0 and data.startswith(BOM):
+        if base < len(BOM) and g.line_start == 0 and not g.lineno:
             # a UTF-8 BOM before line 1 (an editor or a Windows tool wrote the file) is no part of the line: the
-            # line starts after it, at offset 3, so a re-read by offset still gets exactly its bytes
-            data = data[len(BOM) :]
-            base = g.line_start = len(BOM)
+            # line starts after it, at offset 3, so a re-read by offset still gets exactly its bytes. The first
+            # reads may hold fewer than its 3 bytes (a writer's 1-byte write, a small read chunk): they wait in
+            # the partial line until the 3 bytes tell, so a file reads the same however it was written
+            head = bytes(g.partial) + data
+            if len(head) < len(BOM) and BOM.startswith(head):
+                g.partial = bytearray(head)
+                g.pos = base + len(data)
+                return
+            if head.startswith(BOM):
+                g.partial = bytearray()
+                data = head[len(BOM) :]
+                base = g.line_start = len(BOM)
         start = 0
         limit = self.max_line_bytes
         n = len(data)
