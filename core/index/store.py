@@ -27,6 +27,7 @@ import functools
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,12 @@ __all__ = ["BUSY_MS", "Busy", "Refused", "Store", "open_store", "prepare_dir"]
 
 BUSY_MS = 200
 """How long a write waits for another process's write to finish before it is skipped (`Busy`)."""
+
+OPEN_BUSY_S = 3.0
+"""How long opening waits, in all, while other processes hold the store (making it, switching it to WAL): four
+processes making one store at once saw "database is locked" from `PRAGMA journal_mode`, for which SQLite calls
+no busy handler; taken for a damaged file, the store was removed under the others ("disk I/O error"). A store
+busy past this is refused for this run (it goes on without the index), never replaced."""
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -213,20 +220,40 @@ def open_store(path: Path) -> Store:
         _create_file(path)
     replaced = None
     try:
-        conn = _connect(path)
-        _verify(conn)
+        conn = _open_ours(path)
     except (sqlite3.DatabaseError, _NotOurs) as exc:
-        with contextlib.suppress(NameError):
-            conn.close()
         replaced = _why(exc)
         _remove(path)
         _create_file(path)
         try:
-            conn = _connect(path)
-            _verify(conn)
+            conn = _open_ours(path)
         except (sqlite3.DatabaseError, _NotOurs) as again:
             raise Refused(f"{path}: cannot make an index there ({_why(again)})") from None
     return Store(path, conn, replaced)
+
+
+def _open_ours(path: Path) -> sqlite3.Connection:
+    """A connection to the store at `path`, checked (`_verify`); while another process holds it, tried again
+    for up to `OPEN_BUSY_S`, then `Refused`: a busy store is never mistaken for one that is not ours."""
+    deadline = time.monotonic() + OPEN_BUSY_S
+    while True:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path)
+            _verify(conn)
+            return conn
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+            if not _is_busy(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise Refused(f"{path} is busy: another process holds it ({exc}); this run goes without it") from None
+            time.sleep(0.02)
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
 
 
 class _NotOurs(Exception):
@@ -312,6 +339,8 @@ def _verify(conn: sqlite3.Connection) -> None:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise  # another process is making it: `_open_ours` tries again
             raise _NotOurs(f"cannot initialise ({exc})") from None
         try:
             if not _master(conn):  # another process may have initialised it while we waited
