@@ -13,11 +13,12 @@ import pytest
 
 from core.kernel.canonical import (
     UNDEFINED,
-    _orjson_exact,
+    _code_point_order,
     canonical_bytes,
     canonical_json,
     digest,
     exact_canonical_bytes,
+    orjson_exact,
 )
 
 VECTORS = json.loads((Path(__file__).resolve().parent / "data" / "senpi-digest-vectors.json").read_text())
@@ -128,7 +129,7 @@ def test_the_orjson_sorted_keys_path_is_taken_where_it_is_exact() -> None:
         "usage": {"input": 12, "output": 3, "cacheRead": 0},
         "stopReason": "stop",
     }
-    assert _orjson_exact(message, 0)
+    assert orjson_exact(message, _code_point_order)
     assert canonical_bytes(message) == orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
     _same(message)
     for inexact in (
@@ -141,7 +142,7 @@ def test_the_orjson_sorted_keys_path_is_taken_where_it_is_exact() -> None:
         {"x": UNDEFINED},
         {"x": (1, 2)},
     ):
-        assert not _orjson_exact(inexact, 0)
+        assert not orjson_exact(inexact, _code_point_order)
         _same(inexact)
 
 

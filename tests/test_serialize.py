@@ -17,7 +17,7 @@ from core.agents.senpi.payload.serialize import (
     RULES_OLD,
     ToolNamer,
     WatchedExecution,
-    _orjson_exact,
+    _plain_keys,
     blocks_text,
     content_blocks,
     delta_blocks,
@@ -29,7 +29,7 @@ from core.agents.senpi.payload.serialize import (
     tool_watch_note,
     utf16_truncate,
 )
-from core.kernel.canonical import js_number
+from core.kernel.canonical import js_number, orjson_exact
 from core.kernel.dedupe import payload_bytes, utf8_len
 
 
@@ -405,7 +405,7 @@ def test_js_stringify_fast_path_on_every_tool_call_of_the_realdata() -> None:
                     args = block.get("arguments", MISSING)
                     _stringify_both(args)
                     seen += 1
-                    fast += _orjson_exact(args, 0)
+                    fast += orjson_exact(args, _plain_keys)
     assert seen == 0 or fast > seen // 2
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from functools import lru_cache
 from json.encoder import encode_basestring  # C implementation: escapes like JSON.stringify, keeps non-ASCII
@@ -278,7 +279,7 @@ def _leaf_bytes(value: Any, parts: list[bytes]) -> None:
 # `UNDEFINED` (dropped by senpi, unknown to orjson), no number is a float (orjson writes `1.0`, JavaScript `1`)
 # or an integer beyond 2^53 (JavaScript rounds it), and the containers are exact dicts and lists. That held for
 # every hashed value of the 100 MB bench corpus (14,517 lines, 4,533 assistant and 6,562 sent projections:
-# shared/reviews/performance.md §2). `_orjson_exact` proves it with a walk that only looks (no writing, no
+# shared/reviews/performance.md §2). `orjson_exact` proves it with a walk that only looks (no writing, no
 # per-string escaping: orjson does that in C), the key test cached per key tuple; a value it cannot vouch for
 # goes to `_write_bytes`, and `tests/test_canonical_bytes.py` checks the three writers agree.
 
@@ -291,14 +292,17 @@ def _code_point_order(keys: tuple[str, ...]) -> bool:
     return _key_order(keys) == tuple(sorted(keys))
 
 
-def _orjson_exact(value: Any, depth: int) -> bool:
-    """True when `orjson.dumps(value, option=OPT_SORT_KEYS)` is byte for byte senpi's canonical JSON (above);
-    a lone surrogate is not looked for here: orjson refuses it (TypeError) and the caller falls back."""
+def orjson_exact(value: Any, keys_ok: Callable[[tuple[Any, ...]], bool], depth: int = 0) -> bool:
+    """True when orjson writes `value` byte for byte as a JavaScript writer would, given `keys_ok`, the rule for
+    one dict's keys (senpi's canonical JSON: `_code_point_order`, with OPT_SORT_KEYS; `JSON.stringify`: keys
+    that are no array index, `core.agents.senpi.payload.serialize`): dicts whose keys pass, lists, strings, None,
+    booleans and integers JavaScript holds exactly. A lone surrogate is not looked for: orjson refuses it
+    (TypeError) and the caller falls back; floats, tuples and subclasses are left to the exact writer."""
     if depth > _FAST_DEPTH:
         return False
     kind = type(value)
     if kind is dict:
-        if not _code_point_order(tuple(value)):
+        if not keys_ok(tuple(value)):
             return False
         items: Any = value.values()
     elif kind is list:
@@ -310,7 +314,7 @@ def _orjson_exact(value: Any, depth: int) -> bool:
         if kind is str:
             continue
         if kind is dict or kind is list:
-            if not _orjson_exact(item, depth + 1):
+            if not orjson_exact(item, keys_ok, depth + 1):
                 return False
         elif not _exact_leaf(item):
             return False
@@ -331,7 +335,7 @@ def canonical_bytes(value: Any) -> bytes:
     """`canonical_json(value).encode("utf-8")`, written directly as UTF-8 (what every digest hashes)."""
     if value is UNDEFINED:
         raise ValueError("JSON.stringify(undefined) is not a string; senpi never hashes undefined")
-    if _orjson_exact(value, 0):
+    if orjson_exact(value, _code_point_order):
         try:
             return orjson.dumps(value, option=_SORT_KEYS)
         except TypeError:  # a lone surrogate (or orjson's own depth limit): the exact writers below

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import orjson
 
+from core.kernel.canonical import orjson_exact
 from core.kernel.dedupe import Block
 
 ENVELOPE_OPEN = "<conversation_history>\n"
@@ -154,12 +155,12 @@ def _js_keys(obj: Mapping[str, Any]) -> list[str]:
 def js_stringify(value: Any) -> str | None:
     """`JSON.stringify(value)` with no spacing; None where JavaScript returns `undefined`.
 
-    orjson writes the same bytes for the values a look-only walk vouches for (`_orjson_exact`: every tool
-    call's arguments of the 100 MB bench corpus), in C; anything else goes through the exact writer
-    (`exact_js_stringify`), and `tests/test_serialize.py` checks the two agree."""
+    orjson writes the same bytes for the values a look-only walk vouches for (`core.kernel.canonical.orjson_exact`
+    with `_plain_keys`: every tool call's arguments of the 100 MB bench corpus), in C; anything else goes through
+    the exact writer (`exact_js_stringify`), and `tests/test_serialize.py` checks the two agree."""
     if value is MISSING:
         return None
-    if _orjson_exact(value, 0):
+    if orjson_exact(value, _plain_keys):
         try:
             return orjson.dumps(value).decode("utf-8")
         except TypeError:  # a lone surrogate (orjson refuses it; JavaScript escapes it), or orjson's depth limit
@@ -176,50 +177,11 @@ def exact_js_stringify(value: Any) -> str | None:
     return "".join(out)
 
 
-_MAX_SAFE = 2**53
-_FAST_DEPTH = 200  # orjson refuses deeper nesting (255); the exact writer has no limit
-
-
 @lru_cache(maxsize=4096)
 def _plain_keys(keys: tuple[Any, ...]) -> bool:
     """Every key is a string and none is an array index, so JavaScript keeps them in insertion order (as
     orjson writes them); index keys would come first, ascending (`_js_keys`)."""
     return all(type(key) is str and not _is_index_key(key) for key in keys)
-
-
-def _orjson_exact(value: Any, depth: int) -> bool:
-    """True when `orjson.dumps(value)` is byte for byte `JSON.stringify(value)`: dicts with plain keys (above),
-    lists, strings (orjson escapes as JavaScript does: `"`, `\\`, controls; a lone surrogate is refused, not
-    looked for), None, booleans and integers JavaScript holds exactly. Floats are left to `js_number` (where
-    exponent notation starts differs), and so are `MISSING` values (dropped or `null`) and tuples."""
-    if depth > _FAST_DEPTH:
-        return False
-    kind = type(value)
-    if kind is dict:
-        if not _plain_keys(tuple(value)):
-            return False
-        items: Any = value.values()
-    elif kind is list:
-        items = value
-    else:
-        return _exact_leaf(value)
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            continue
-        if kind is dict or kind is list:
-            if not _orjson_exact(item, depth + 1):
-                return False
-        elif not _exact_leaf(item):
-            return False
-    return True
-
-
-def _exact_leaf(value: Any) -> bool:
-    kind = type(value)
-    if kind is str or value is None or kind is bool:
-        return True
-    return kind is int and -_MAX_SAFE <= value <= _MAX_SAFE
 
 
 def _emit(value: Any, out: list[str]) -> None:
