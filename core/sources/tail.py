@@ -1242,16 +1242,7 @@ class Sources:
     def _head_of(self, path: str) -> bytes:
         """The first ``HEAD_BYTES`` of ``path`` through a descriptor of its own (closed at once); empty when it
         cannot be opened or read: every caller then takes it for no copy, as for an empty file."""
-        try:
-            fd = self._open_fd(path)
-        except OSError:
-            return b""
-        try:
-            return os.pread(fd, HEAD_BYTES, 0)
-        except OSError:
-            return b""
-        finally:
-            os.close(fd)
+        return _first_head(path, self._open_fd)
 
     def _evict(self, keep: int | None = None) -> None:
         keep = self.max_open if keep is None else keep
@@ -2006,9 +1997,11 @@ def _copy_verdict(refs: list[bytes], head: bytes) -> tuple[bool | None, bytes]:
     return (None, undecided) if undecided is not None else (False, b"")
 
 
-def _first_head(path: str) -> bytes:
+def _first_head(path: str, opener: Callable[[str], int] = _open_readonly) -> bytes:
+    """The first ``HEAD_BYTES`` of ``path`` through a descriptor of its own from ``opener`` (closed at once);
+    empty when it cannot be opened or read."""
     try:
-        fd = _open_readonly(path)
+        fd = opener(path)
     except OSError:
         return b""
     try:
