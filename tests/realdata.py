@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,20 @@ def lines(path: Path) -> Iterator[dict[str, Any]]:
     for raw in path.read_bytes().splitlines():
         if raw.strip():
             yield json.loads(raw)
+
+
+def messages(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    """The `message` object of every line of `paths` that is a JSON object holding one (transcript entries of
+    senpi, pi, Claude Code); other and unparsable lines are passed over."""
+    for path in paths:
+        for raw in path.read_bytes().splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            message = obj.get("message") if isinstance(obj, dict) else None
+            if isinstance(message, dict):
+                yield message
 
 
 # ---------------------------------------------------------------------------------------------- Claude Code

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
 
 from core.agents.senpi.commit import has_timing, strip_timing, timing_diff
@@ -20,6 +19,7 @@ from core.model import AgentEvent
 from core.sources.reread import FileReread
 from core.state import State
 from tests.realdata import REAL as REALDATA
+from tests.realdata import messages
 from tests.senpi_builder import Recording, Transcript, decisions, feed, only_session, run, text, thinking, tool_call
 
 OLD_DAY = "2026-08-05T09:00:00.000Z"
@@ -239,15 +239,8 @@ def _timed_messages() -> list[dict]:
     found: list[dict] = []
     roots = [Path("/tmp/continuity-bench/corpus-100MB-seed7/sessions"), REALDATA]
     for root in roots:
-        for path in sorted(root.rglob("*.jsonl"))[:40] if root.is_dir() else []:
-            for line in path.read_bytes().splitlines():
-                try:
-                    obj = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                msg = obj.get("message") if isinstance(obj, dict) else None
-                if isinstance(msg, dict) and msg.get("role") == "assistant" and has_timing(msg):
-                    found.append(msg)
+        paths = sorted(root.rglob("*.jsonl"))[:40] if root.is_dir() else []
+        found += [msg for msg in messages(paths) if msg.get("role") == "assistant" and has_timing(msg)]
     return crafted + found
 
 

@@ -6,7 +6,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from core.agents.senpi.payload.serialize import (
@@ -31,6 +30,7 @@ from core.agents.senpi.payload.serialize import (
 )
 from core.kernel.canonical import js_number, orjson_exact
 from core.kernel.dedupe import payload_bytes, utf8_len
+from tests.realdata import messages as transcript_messages
 
 
 def user(*texts: str) -> dict[str, Any]:
@@ -392,20 +392,14 @@ def test_js_stringify_fast_path_on_every_tool_call_of_the_realdata() -> None:
     if not files:
         pytest.skip("no realdata here")
     seen = fast = 0
-    for path in files:
-        for line in path.read_bytes().splitlines():
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            message = obj.get("message") if isinstance(obj, dict) else None
-            content = message.get("content") if isinstance(message, dict) else None
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    args = block.get("arguments", MISSING)
-                    _stringify_both(args)
-                    seen += 1
-                    fast += orjson_exact(args, _plain_keys)
+    for message in transcript_messages(files):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                args = block.get("arguments", MISSING)
+                _stringify_both(args)
+                seen += 1
+                fast += orjson_exact(args, _plain_keys)
     assert seen == 0 or fast > seen // 2
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 import core.kernel.volatility as volatility
@@ -17,23 +16,14 @@ from core.agents.senpi.fingerprint import fingerprints, hashed_fields
 from core.demo.sim.generator import generate
 from core.demo.sim.sink import DEFAULT_ROTATE_BYTES
 from core.kernel.volatility import DEFAULT_POLICY, VolatilityPolicy
+from tests.realdata import messages as transcript_messages
 
 REPO = Path(__file__).resolve().parent.parent
 SENPI_LIVE = REPO.parent / "shared" / "realdata" / "senpi-live" / "agent"
 
 
 def _assistants(root: Path) -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(root.rglob("*.jsonl")):
-        for line in path.read_bytes().splitlines():
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            msg = obj.get("message") if isinstance(obj, dict) else None
-            if isinstance(msg, dict) and msg.get("role") == "assistant":
-                out.append(msg)
-    return out
+    return [msg for msg in transcript_messages(sorted(root.rglob("*.jsonl"))) if msg.get("role") == "assistant"]
 
 
 @pytest.fixture(scope="module")
