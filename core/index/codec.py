@@ -178,9 +178,11 @@ def _scalar(value: Any) -> bool:
     return value is None or (isinstance(value, int | float) and not isinstance(value, str))
 
 
-def deflate(data: bytes) -> bytes:
-    """A BLOB of plain data, compressed (the session and call records repeat their keys: ~3.5x smaller)."""
-    return zlib.compress(data, 1)
+def deflate(data: bytes, level: int = 1) -> bytes:
+    """A BLOB of plain data, compressed (the session and call records repeat their keys: ~3.5x smaller). A BLOB
+    written once and read by every run can take a higher `level`: it inflates faster (the 1.1M-line log's 13.5 MB
+    report view: 29 ms at level 1, 13 ms at 6)."""
+    return zlib.compress(data, level)
 
 
 def inflate(blob: bytes) -> bytes:

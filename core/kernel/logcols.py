@@ -371,6 +371,10 @@ class _Table:
         start = len(self)
         for name in self._types:
             typecode, data = blobs[name]
+            own: array[int] = getattr(self, name)
+            if own.typecode == typecode and not _BIG_ENDIAN:
+                own.frombytes(data)  # appended in place: one copy (a chunk array and an extend were two, ~25 ms
+                continue  # of loading the 1.1M-line log's 27 MB of columns)
             column = array(typecode)
             column.frombytes(data)
             if _BIG_ENDIAN:

@@ -19,7 +19,7 @@ import orjson
 
 from core.report.build import SCHEMA, EngineLike, build_report
 from core.report.options import ReportOptions
-from core.report.stream import TurnStream
+from core.report.stream import TurnStream, as_data, json_default
 
 FORMATS: tuple[str, ...] = ("json", "md", "html")
 FILE_STEM = "continuity-report"
@@ -44,7 +44,8 @@ _TURNS_MARK_JSON = orjson.dumps(_TURNS_MARK)
 def render(report: dict[str, Any], fmt: str) -> str:
     """One built report as text: `json` (the contract, indented), `md` (Markdown), `html` (one page)."""
     if fmt == "json":
-        return orjson.dumps(report, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+        return orjson.dumps(report, default=json_default, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    report = as_data(report)
     if fmt in ("md", "markdown"):
         from core.report.markdown import render_markdown
 
@@ -60,7 +61,7 @@ def render_bytes(report: dict[str, Any], fmt: str) -> bytes:
     """`render` as UTF-8 bytes, for a file or stdout. JSON goes straight from orjson: on a 1 GB history the
     report is ~100 MB, and decoding it to text and encoding it back held three more copies at the peak."""
     if fmt == "json":
-        return orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n"
+        return orjson.dumps(report, default=json_default, option=orjson.OPT_INDENT_2) + b"\n"
     return render(report, fmt).encode("utf-8")
 
 
@@ -132,7 +133,7 @@ def _after_turns(report: dict[str, Any]) -> dict[str, Any]:
 
 def _skeleton(report: dict[str, Any]) -> bytes:
     """The report's JSON with the marker string where the turns list goes."""
-    return orjson.dumps({**report, "turns": _TURNS_MARK}, option=orjson.OPT_INDENT_2)
+    return orjson.dumps({**report, "turns": _TURNS_MARK}, default=json_default, option=orjson.OPT_INDENT_2)
 
 
 def _split(report: dict[str, Any]) -> tuple[bytes, bool]:

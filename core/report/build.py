@@ -72,7 +72,7 @@ def build_report(
 
     With `stream_turns`, `turns` is a `TurnStream` made from the state as it is read (for `core.report.write`):
     only for an engine that nothing polls any more (the `report` command), since the turns are read after
-    the lock is released."""
+    the lock is released; a stored log view's streaks are then the JSON that writer writes (`orjson.Fragment`)."""
     options = options or ReportOptions()
     with engine.lock:
         engine.state.settle()
@@ -253,8 +253,10 @@ class _Builder:
         with the pairing of lines and calls as this run made it."""
         log = self.state.log
         paired = {"attributed": len(log.continuity.matched), "closes_paired": len(log.closes.matched)}
+        # a report for the JSON writer alone takes the stored streaks as their checked JSON (`LogView.json_section`)
+        stored = view.json_section if self.stream_turns and view.json_section is not None else view.section
         section = {}
-        for key, value in view.section().items():
+        for key, value in stored().items():
             if key == "timeline":
                 section.update(paired)
             section[key] = value

@@ -37,6 +37,10 @@ class LogView(Struct, dict=True):
     """The report's `continuity` section without `attributed` and `closes_paired` (those read the pairing of
     lines with calls, which each run makes anew), every string already made inert and found free of secrets;
     made when asked (a stored one is decoded then: ~56,000 streaks held only while the report is built)."""
+    json_section: Callable[[], dict[str, Any]] | None = None
+    """The same section for a JSON report's writer (`core.report.write`): its `streaks` a `StoredJSON` of the
+    JSON that writer lays out for them there, written as it is (a stored view's, checked when loaded). None when
+    the view has no such JSON (built this run)."""
 
     def fits(self, rows: int, closes: int, events: int) -> bool:
         return (self.rows, self.closes, self.events) == (rows, closes, events)

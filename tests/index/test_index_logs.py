@@ -100,7 +100,7 @@ def said_damaged_once(capsys: Any) -> None:
         ("log_vocab", "value", 7),
         ("log_state", "data", b"not zlib"),
         ("log_chunks", "rows", 10**6),
-        ("log_streaks", "data", b"\x78\x9c\x03\x00\x00\x00\x00\x01"),
+        ("log_streaks", "data", 7),  # (not a BLOB; streaks that do not decode are found when read: below)
         ("log_view", "data", b"not zlib"),
     ],
 )
@@ -250,6 +250,91 @@ def test_a_damaged_view_is_dropped_with_a_notice(tmp_path: Path, capsys: Any, bl
     assert report([root], tmp_path) == want
 
 
+def _view() -> tuple[sqlite3.Connection, list[Any]]:
+    """The stored view as its MessagePack array: [section, named, names, streaks JSON]."""
+    conn = sqlite3.connect(index_path())
+    (data,) = conn.execute("SELECT data FROM log_view").fetchone()
+    return conn, msgspec.msgpack.decode(zlib.decompress(data))
+
+
+def _streak_bytes(view: list[Any], old: bytes, new: bytes) -> None:
+    assert old in view[3], (old, view[3][:300])
+    view[3] = view[3].replace(old, new, 1)
+
+
+_ESC_TIME = b'"\\u001b[2J\\u001b]0;pwned\\u0007Z"'
+
+
+@pytest.mark.parametrize(
+    "craft",
+    [
+        pytest.param(lambda v: _streak_bytes(v, b'"kind": "fork"', b'"kind": "forked"'), id="kind-not-among-names"),
+        pytest.param(lambda v: _streak_bytes(v, b'"reason": "', b'"reason": "\\u001b[31m'), id="reason-escape"),
+        pytest.param(
+            lambda v: _streak_bytes(v, b'"start": "2026', b'"start": ' + _ESC_TIME + b', "x": "2026'),
+            id="time-control-sequence",
+        ),
+        pytest.param(lambda v: _streak_bytes(v, b'"start": "2026-08-04T', b'"start": "sk-ant-api03-T'), id="time-text"),
+        pytest.param(lambda v: _streak_bytes(v, b'"length": ', b'"note": "hi", "length": '), id="extra-field"),
+        pytest.param(
+            lambda v: _streak_bytes(v, b'"kind": "fork"', b'"kind": "\\u001b[2J", "kind": "fork"'),
+            id="duplicate-key-first-bad",
+        ),
+        pytest.param(lambda v: v.__setitem__(3, v[3] + b', {"kind": "fork"}'), id="trailing-data"),
+        pytest.param(lambda v: v.__setitem__(3, b"[" + v[3]), id="not-json"),
+        pytest.param(lambda v: v.__setitem__(3, v[3].replace(b'"', b"'")), id="single-quotes"),
+        pytest.param(lambda v: v.__setitem__(2, [*v[2], "\x1b[2J"]), id="names-control-sequence"),
+        pytest.param(lambda v: v.__setitem__(2, [*v[2], "sk-ant-api03-" + "A" * 90]), id="names-secret"),
+        pytest.param(lambda v: v.__setitem__(3, v[3][:-1] + b'\xff"]'), id="not-utf8"),
+        pytest.param(lambda v: v.__setitem__(3, 7), id="not-bytes"),
+        pytest.param(lambda v: v[0].__setitem__(4, [["fork", "r", 2, None, None, None, None]]), id="streaks-twice"),
+    ],
+)
+def test_a_crafted_view_of_streaks_is_refused(tmp_path: Path, capsys: Any, craft: Any) -> None:
+    """The stored streaks are JSON a report writes as it is: any of them a report would not write (a name not
+    among the view's checked names, a control sequence, text for a time, a field the contract has not, JSON that
+    is not one list) makes the view damage, and the report is the cold one."""
+    root = _named_log(tmp_path)
+    want = report([root], tmp_path)
+    assert want["continuity"]["streaks"], "the log has streaks to craft"
+    conn, view = _view()
+    craft(view)
+    conn.execute("UPDATE log_view SET data = ?", (zlib.compress(msgspec.msgpack.encode(view)),))
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    got = report([root], tmp_path)
+    assert got == want == cold([root], tmp_path)
+    said_damaged_once(capsys)
+    raw = json.dumps(got)
+    assert "pwned" not in raw and "sk-ant" not in raw and "\x1b" not in raw and "forked" not in raw
+
+
+def test_a_stored_view_writes_the_cold_reports_bytes(tmp_path: Path) -> None:
+    """A JSON report writes the stored streaks' bytes as they are: byte for byte the cold report (but its time);
+    Markdown and HTML read them as data and equal the cold ones too."""
+    from tui.cli import main
+
+    root = _named_log(tmp_path)
+
+    def written(*extra: str) -> dict[str, bytes]:
+        out = tmp_path / f"out-{len(list(tmp_path.glob('out-*')))}"
+        out.mkdir()
+        # the JSON writer alone (a file), and with the other two (a directory: one time for all three)
+        assert main(["report", str(root), "--format", "json", "-o", str(out / "alone.json"), *extra]) == 0
+        assert main(["report", str(root), "--format", "json,md,html", "-o", str(out / "all"), *extra]) == 0
+        got = {}
+        for json_file, files in ((out / "alone.json", [out / "alone.json"]), (out / "all" / "continuity-report.json",
+                                 sorted((out / "all").iterdir()))):  # fmt: skip
+            when = json.loads(json_file.read_bytes())["generated_at"].encode()
+            got.update({p.name: p.read_bytes().replace(when, b"GEN") for p in files})
+        return got
+
+    written()  # stores the view
+    assert stored("SELECT count(*) FROM log_view") == [(1,)]
+    assert written() == written("--no-cache")
+
+
 def test_stored_streaks_are_decoded_when_first_read() -> None:
     """`StoredStreaks`: its length counts the stored and the appended, the appended ones are read without decoding
     the stored, and any other read decodes them first, in order."""
@@ -257,7 +342,7 @@ def test_stored_streaks_are_decoded_when_first_read() -> None:
     from core.kernel.stats import Streak
 
     old = [Streak("fork", "r", 3, 1, 2, "", "", 1, 2), Streak("flatten", "s", 2, None, None, "x", "y", None, 9)]
-    lazy = StoredStreaks([msgspec.msgpack.encode(msgspec.to_builtins(old))], 2)
+    lazy = StoredStreaks([zlib.compress(msgspec.msgpack.encode(msgspec.to_builtins(old)))], 2)
     new = Streak("bootstrap", "t", 2, 5, 6, "", "", None, None)
     lazy.append(new)
     assert len(lazy) == 3 and lazy.pending
@@ -266,13 +351,21 @@ def test_stored_streaks_are_decoded_when_first_read() -> None:
     assert lazy[2:] == [new] and lazy[0] == old[0] and len(lazy) == 3
 
 
-def test_damaged_streaks_are_found_before_a_report_reads_them(tmp_path: Path, capsys: Any) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        zlib.compress(msgspec.msgpack.encode([{"kind": 1}])),  # streaks that do not decode
+        b"\x78\x9c\x03\x00\x00\x00\x00\x01",  # none: another number than the log state says
+        b"not zlib",
+    ],
+)
+def test_damaged_streaks_are_found_before_a_report_reads_them(tmp_path: Path, capsys: Any, damage: bytes) -> None:
     """Stored streaks are decoded only for a report that reads them (the stored view does not fit): a damage is
     found then, and the report is the cold one."""
     root = agent(tmp_path)
     want = report([root], tmp_path)
     conn = sqlite3.connect(index_path())
-    conn.execute("UPDATE log_streaks SET data = ?", (zlib.compress(msgspec.msgpack.encode([{"kind": 1}])),))
+    conn.execute("UPDATE log_streaks SET data = ?", (damage,))
     conn.commit()
     conn.close()
     capsys.readouterr()
@@ -297,3 +390,26 @@ def test_a_log_whose_reason_holds_a_secret_stores_no_view(tmp_path: Path) -> Non
     assert report([root], tmp_path) == want == report([root], tmp_path)
     assert stored("SELECT count(*) FROM log_view") == [(0,)]
     assert all(ANTHROPIC.encode() not in bytes(blob) for (blob,) in stored("SELECT data FROM log_columns"))
+
+
+@pytest.mark.parametrize("typecode", ["B", "b", "H", "h", "I", "i"])
+def test_a_code_column_is_within_its_vocabulary_exactly(typecode: str) -> None:
+    """`_within` (the load's check that every stored code names a vocabulary entry) takes the fast paths for byte
+    and two-byte columns: each agrees with the plain rule on values at and around every edge."""
+    import random
+
+    from core.index.logs import _within
+
+    rng = random.Random(7)
+    item = array(typecode).itemsize
+    signed = typecode.islower()
+    lo_v, hi_v = (-(2 ** (8 * item - 1)), 2 ** (8 * item - 1) - 1) if signed else (0, 2 ** (8 * item) - 1)
+    for low in (-1, 0) if signed else (0,):
+        for size in (1, 31, 33, 100, 127, 128, 255, 256, 257, 999, 1000, 1024, 4097, 32767):
+            edges = [low, low - 1, size - 1, size, size + 1, size - 256, size + 255, 255, 256, -1, 0, lo_v, hi_v]
+            for _ in range(40):
+                inside = rng.randint(low, size - 1)
+                values = [rng.choice([inside, inside, rng.choice(edges)]) for _ in range(rng.choice([1, 3, 40]))]
+                values = [v for v in values if lo_v <= v <= hi_v]
+                want = all(low <= v < size for v in values)
+                assert _within(array(typecode, values), low, size) == want, (typecode, low, size, values)
