@@ -136,10 +136,13 @@ def _skeleton(report: dict[str, Any]) -> bytes:
     return orjson.dumps({**report, "turns": _TURNS_MARK}, default=json_default, option=orjson.OPT_INDENT_2)
 
 
-def _split(report: dict[str, Any]) -> tuple[bytes, bool]:
-    """The report's JSON up to its turns list, and whether the marker stands for the list alone."""
+def _split(report: dict[str, Any]) -> tuple[bytes | memoryview, bool]:
+    """The report's JSON up to its turns list (a view of it: the 1.1M-line log's is 14 MB, copying it took ~14 ms
+    of a 0.5 s report), and whether the marker stands for the list alone."""
     skeleton = _skeleton(report)
-    return skeleton.partition(_TURNS_MARK_JSON)[0], skeleton.count(_TURNS_MARK_JSON) == 1
+    at = skeleton.find(_TURNS_MARK_JSON)
+    once = at >= 0 and skeleton.find(_TURNS_MARK_JSON, at + len(_TURNS_MARK_JSON)) < 0
+    return memoryview(skeleton)[: max(at, 0)], once
 
 
 def export(
