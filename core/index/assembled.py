@@ -35,7 +35,6 @@ import re
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -74,8 +73,7 @@ Arrival = list[tuple[int, int, int]]
 merged."""
 
 
-@dataclass
-class Group:
+class Group(msgspec.Struct):
     """Sessions one handler assembled from a common set of files (see the module docstring)."""
 
     agent: str
@@ -84,8 +82,7 @@ class Group:
     ids: set[str]
 
 
-@dataclass
-class StoredGroup:
+class StoredGroup(msgspec.Struct):
     """An `assemblies` row and its sessions' rows, decoded (not yet checked against the disk)."""
 
     id: int

@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from dataclasses import dataclass
+
+import msgspec
 
 from core.engine import SourceStat
 from core.index.codec import Corrupt
@@ -31,8 +32,7 @@ def head_digest(head: bytes) -> bytes:
     return hashlib.blake2b(head, digest_size=16).digest()
 
 
-@dataclass
-class StoredGen:
+class StoredGen(msgspec.Struct):
     """One `files` row: a generation as the tailer left it (without its bytes), and its counts."""
 
     snap: GenSnap
@@ -42,8 +42,7 @@ class StoredGen:
     """Its counts, None when the run had not counted it (no whole line read yet: not among the sources)."""
 
 
-@dataclass
-class StoredStream:
+class StoredStream(msgspec.Struct):
     logical: str
     unit: str
     format: str | None

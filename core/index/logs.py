@@ -78,8 +78,7 @@ class _Head(msgspec.Struct):
     a report whose stored view fits never does (the 1.1M-line log's 56,000: ~0.03 s of its second report)."""
 
 
-@dataclass
-class _Chunk:
+class _Chunk(msgspec.Struct):
     """One `log_chunks` row: rows [first_row, first_row + rows) and closes likewise, of one generation."""
 
     seq: int
@@ -92,8 +91,7 @@ class _Chunk:
 
 
 # ---------------------------------------------------------------------------------------------- reading
-@dataclass
-class LoadedLog:
+class LoadedLog(msgspec.Struct):
     """What the store holds of the log, put into a fresh state's `LogState` by `install`."""
 
     streams: list[str]
@@ -356,8 +354,7 @@ def _streaks(data: bytes) -> list[Streak]:
 
 
 # ---------------------------------------------------------------------------------------------- writing
-@dataclass
-class LogWrite:
+class LogWrite(msgspec.Struct):
     """One transaction's log writes (`write`), and what this run has written once it committed (`done`)."""
 
     write: Callable[[sqlite3.Connection], None]

@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from core.index import FILE_NAME, cache_dir
 from core.index.assembled import (
     StoredGroup,
@@ -77,8 +79,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass
-class _Unit:
+class _Unit(msgspec.Struct):
     """What the store holds for one stored session (its key) or ignored file, as this run last wrote it."""
 
     token: object  # the session object (or the ignored file's line count) it was written from

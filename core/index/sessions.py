@@ -17,7 +17,6 @@ its file is read again at the next start, and the result is the same.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -67,8 +66,7 @@ class _State(msgspec.Struct):
     analyzers: dict[str, Any]
 
 
-@dataclass
-class StoredSession:
+class StoredSession(msgspec.Struct):
     """A session as its rows: what `freeze` gives and `thaw` takes."""
 
     key: str

@@ -208,6 +208,7 @@ def log_sessions(
         by_kind = {kind: session_kinds.get(kind, 0) for kind in KINDS}
         by_kind.update({text(k): v for k, v in sorted(session_kinds.items()) if k not in by_kind})
         row = entry["first"]
+        ms = rows.ms(row)
         out.append(
             {
                 "id": text(sid),
@@ -217,7 +218,7 @@ def log_sessions(
                 "by_kind": by_kind,
                 "rewritten": None,
                 "payload_bytes_total": None,
-                "started_at": iso(rows.ms(row), rows.text(row)),
+                "started_at": iso(ms, rows.text(row) if ms is None else None),  # (its text only if no time)
                 "models": [],
                 "profile": None,
                 "agent": agent_of_path(rows.where(row).path),
