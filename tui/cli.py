@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import stat
 import sys
 from collections.abc import Callable
@@ -18,6 +19,37 @@ from core import __version__
 from core.demo.names import AGENTS as DEMO_AGENTS
 
 EXIT_USAGE = 2
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the terminal's width as `shutil.get_terminal_size` finds it: left to find
+    it itself, the formatter every `add_argument` builds imports shutil (and with it bz2 and lzma: ~5 ms of every
+    command, a report that reads its index among them)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    """`COLUMNS` when it is a positive number, else standard output's terminal width, else 80 (shutil's rule)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help formatter is `_Formatter` (its subcommands' parsers are of this class too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +110,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     ~20 M of a one-line report's ~320 M instructions (callgrind). What that subcommand parses, prints
     (`report --help`) and refuses is the same either way; only `continuity-tui --help` (built with every
     subcommand) lists them all."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="continuity-tui",
         description="Live dashboard of coding-agent session continuity: delta / fork / flatten re-sends, "
         "payload sizes, directive copies and rewritten turns.",
@@ -164,7 +196,7 @@ def _selection(parser: argparse.ArgumentParser) -> None:
 
 
 def dashboard_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="continuity-tui",
         parents=[],
         add_help=True,
