@@ -7,8 +7,8 @@ it still fits them (`LogView.fits`). Its BLOB is compressed MessagePack decoded 
 crafted view is refused (`Corrupt`: the scope is read again) and never reaches a report as anything but that
 section. A view whose section does not come back exactly as it went in (a field this shape does not know) or that a
 load would refuse is not stored: the next report builds from the columns. A load checks what a crafted view
-could put into a report that building it would not: every name inert text free of secrets, every time the
-contract's form.
+could put into a report that building it would not: every name inert text free of secrets, every time a time
+(the contract's form; a streak's, RFC 3339: below).
 
 The streaks (56,000 on the 1.1M-line log: 13 MB of its 14 MB report) are stored as the JSON a report writes for
 them (`encode_view` dumps them as the report's writer does, at their depth), and a JSON report writes those bytes
@@ -81,7 +81,7 @@ class _View(msgspec.Struct, array_like=True):
     """The section, its `streaks` stored empty: they are `streaks`."""
     named: dict[str, tuple[int, dict[str, int]]]
     names: list[str]
-    """Every kind and reason the streaks name (what `_checked_streaks` accepts there)."""
+    """Every kind and reason the streaks name (what `_streaks_decoder` accepts there)."""
     streaks: bytes
     """The section's streaks as the JSON a report writes for them: orjson's two-space indent, two levels deep
     (`STREAKS_INDENT`)."""
@@ -142,8 +142,9 @@ def encode_view(view: LogView) -> bytes | None:
 
 def decode_view(rows: int, closes: int, events: int, blob: bytes) -> LogView:
     """The stored view, its every field's type checked now and its strings what a report makes of data (inert
-    text free of secrets, times in the contract's form): `Corrupt` otherwise. The section becomes plain data
-    when a report asks for it; a JSON report takes its streaks as the checked JSON (`LogView.json_section`)."""
+    text free of secrets; times in the contract's form, the streaks' RFC 3339 times): `Corrupt` otherwise. The
+    section becomes plain data when a report asks for it; a JSON report takes its streaks as the checked JSON
+    (`LogView.json_section`)."""
     try:
         view = _DECODER.decode(inflate(blob))
     except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError) as exc:
