@@ -19,8 +19,9 @@ dashboard reads); each table is keyed by its scope and goes with it. A user can 
   typecode beside it: `length(data)` is the rows times the width), with `log_vocab` (the strings the codes
   stand for), `log_streaks` and `log_state` (the aggregates a report reads: streaks, counts, peak), and the
   queryable aggregates `decisions_daily` (lines by UTC day, kind and reason) and `closes_daily` (close lines by
-  day and reason); `log_view`: the report's `continuity` section and per-session line counts as a report last
-  built them from those rows (`core.state.logview`: read back instead of the columns while no row was added);
+  day and reason); `log_view`: the report's `continuity` section (its streaks as the JSON a report writes for them) and
+  per-session line counts as a report last built them from those rows (`core.state.logview`: read back instead
+  of the columns while no row was added);
 - `problems`: the located problems of stored files (path, line, offset, message);
 - `assemblies`: Claude Code and mux sessions, which are read from several files (`core.index.assembled`): one
   row per group of sessions that met across files, with its files (a JSON list; each is a `streams` row of unit
