@@ -1016,7 +1016,9 @@ class Sources:
         # its reading position is what the copy goes on from, so leave it (and the stream's reading) as it is
         s.hold = bool(undecided)
 
-        for g in list(s.gens):  # a copy: `_newest` and `_restart` move generations within the list
+        # (a copy: `_newest` and `_restart` move generations within the list; whether each was a copy is taken
+        # now, before the current file's check below can hand its reading over to it)
+        for g, copied in [(g, g.copy is not None) for g in s.gens]:
             if g.gone:
                 continue
             loc = at.get((g.dev, g.ino))
@@ -1033,6 +1035,12 @@ class Sources:
                 continue
             if g.alias is not None or g.copy is not None:
                 g.path, g.size, g.sig = loc, sts[loc].st_size, None  # followed, never read under this name
+                continue
+            if copied:
+                # a copy handed over in this survey (the current file, listed before it, was truncated): its
+                # size is `_handover`'s fstat, newer than this stat, which may have been taken while `cp` was
+                # writing it (size 0 < its new offset: it was "rewritten" and every line of it read twice)
+                g.path, g.sig = loc, None
                 continue
             if g.current and loc != s.logical:
                 g.current = False
