@@ -31,7 +31,7 @@ import msgspec
 import orjson
 
 from core.index.codec import Corrupt, check_strings, deflate, inflate
-from core.report.stream import StoredJSON
+from core.report.stream import StoredJSON, stored_json
 from core.report.values import text
 from core.state.logview import LogView
 
@@ -83,13 +83,9 @@ class _View(msgspec.Struct, array_like=True):
     names: list[str]
     """Every kind and reason the streaks name (what `_streaks_decoder` accepts there)."""
     streaks: bytes
-    """The section's streaks as the JSON a report writes for them: orjson's two-space indent, two levels deep
-    (`STREAKS_INDENT`)."""
+    """The section's streaks as the JSON a report writes for them where they stand (`stored_json`)."""
 
 
-STREAKS_INDENT = b"\n    "
-"""The streaks list is two levels deep in a report (`continuity.streaks`): its JSON, dumped on its own, is
-shifted right by four spaces after every newline (a JSON string holds no raw newline, so only the layout moves)."""
 _PLAIN_STREAKS = msgspec.json.Decoder(list[_Streak])
 
 
@@ -121,7 +117,7 @@ def encode_view(view: LogView) -> bytes | None:
     try:
         if _ENCODER.encode(msgspec.to_builtins(typed.section)) != _ENCODER.encode(section):
             return None  # (compared as MessagePack: the order of every mapping's keys too)
-        streaks = orjson.dumps(section["streaks"], option=orjson.OPT_INDENT_2).replace(b"\n", STREAKS_INDENT)
+        streaks = stored_json(section["streaks"])
     except (OverflowError, TypeError, orjson.JSONEncodeError):
         return None
     typed.names = sorted({*map(_KIND, typed.section.streaks), *map(_REASON, typed.section.streaks)})

@@ -39,6 +39,17 @@ class TurnStream:
         return TurnStream((fn(item) for item in self), then)
 
 
+STORED_AT = ("continuity", "streaks")
+"""The one place a builder puts a `StoredJSON`: the log's streaks, two keys deep in the report."""
+
+
+def stored_json(value: Any) -> bytes:
+    """`value` as the JSON writer lays it out at `STORED_AT`: dumped on its own at orjson's two-space indent and
+    shifted right two spaces a level after every newline (a JSON string holds no raw newline, so only the layout
+    moves). What a `StoredJSON` holds; `tests/index/test_index_logs.py` compares the whole report with a cold one."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + b"  " * len(STORED_AT))
+
+
 class StoredJSON:
     """A list of the report held as the JSON the JSON writer writes for it where it stands (`json_default` hands
     orjson those bytes as an `orjson.Fragment`), and `plain()`, the list itself, for every other reader. A stored
@@ -60,9 +71,9 @@ def json_default(value: Any) -> Any:
 
 
 def as_data(report: dict[str, Any]) -> dict[str, Any]:
-    """The report with its stored JSON as data (`continuity.streaks`, the one place a builder puts it): what a
-    Markdown or HTML rendering reads."""
-    continuity = report.get("continuity")
-    if isinstance(continuity, dict) and isinstance(continuity.get("streaks"), StoredJSON):
-        return {**report, "continuity": {**continuity, "streaks": continuity["streaks"].plain()}}
+    """The report with its stored JSON as data (at `STORED_AT`): what a Markdown or HTML rendering reads."""
+    outer, inner = STORED_AT
+    section = report.get(outer)
+    if isinstance(section, dict) and isinstance(section.get(inner), StoredJSON):
+        return {**report, outer: {**section, inner: section[inner].plain()}}
     return report
