@@ -228,19 +228,13 @@ def test_a_view_is_stored_only_with_the_rows_it_was_built_from(tmp_path: Path) -
     [
         b"not zlib",
         zlib.compress(b"\x93\x01\x02\x03"),  # an array of three ints, not (section, named)
-        None,  # a view that names a row the log has not
     ],
 )
-def test_a_damaged_view_is_dropped_with_a_notice(tmp_path: Path, capsys: Any, blob: bytes | None) -> None:
+def test_a_damaged_view_is_dropped_with_a_notice(tmp_path: Path, capsys: Any, blob: bytes) -> None:
+    """(A view that decodes but names what a report would not: `test_a_crafted_view_is_refused`.)"""
     root = _named_log(tmp_path)
     want = report([root], tmp_path)
     conn = sqlite3.connect(index_path())
-    if blob is None:
-        (rows, data) = conn.execute("SELECT rows, data FROM log_view").fetchone()
-        packed = msgspec.msgpack.decode(zlib.decompress(data))
-        for entry in packed[1].values():
-            entry[0] = rows + 5
-        blob = zlib.compress(msgspec.msgpack.encode(packed))
     conn.execute("UPDATE log_view SET data = ?", (blob,))
     conn.commit()
     conn.close()
@@ -288,12 +282,14 @@ _ESC_TIME = b'"\\u001b[2J\\u001b]0;pwned\\u0007Z"'
         pytest.param(lambda v: v.__setitem__(3, v[3][:-1] + b'\xff"]'), id="not-utf8"),
         pytest.param(lambda v: v.__setitem__(3, 7), id="not-bytes"),
         pytest.param(lambda v: v[0].__setitem__(4, [["fork", "r", 2, None, None, None, None]]), id="streaks-twice"),
+        pytest.param(lambda v: [entry.__setitem__(0, 10**9) for entry in v[1].values()], id="named-row-past-the-log"),
     ],
 )
-def test_a_crafted_view_of_streaks_is_refused(tmp_path: Path, capsys: Any, craft: Any) -> None:
+def test_a_crafted_view_is_refused(tmp_path: Path, capsys: Any, craft: Any) -> None:
     """The stored streaks are JSON a report writes as it is: any of them a report would not write (a name not
     among the view's checked names, a control sequence, text for a time, a field the contract has not, JSON that
-    is not one list) makes the view damage, and the report is the cold one."""
+    is not one list), or a session's first row the log has not, makes the view damage, and the report is the
+    cold one."""
     root = _named_log(tmp_path)
     want = report([root], tmp_path)
     assert want["continuity"]["streaks"], "the log has streaks to craft"
