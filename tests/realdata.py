@@ -12,8 +12,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "realdata"
+needs_realdata = pytest.mark.skipif(
+    not REAL.is_dir(), reason=f"{REAL} is not here (the real agent files ship beside the checkout as ../shared)"
+)
+"""For a test that reads the real files: a checkout without them (a user's clone anywhere) skips it, one reason."""
 
 CLAUDE_SETS = (
     "Crazytieguy-alignment-hive",
@@ -148,8 +154,6 @@ def copy_set(name: str, dst: Path) -> Path:
     """A copy of the realdata set `name` at `dst` (nothing may write next to the originals); the test is skipped
     where the set is not here (it ships beside the checkout as ../shared)."""
     import shutil
-
-    import pytest
 
     src = SETS[name]
     if not src.exists():

@@ -17,7 +17,7 @@ from bench import claude_corpus
 from core.agents.claude_code import calls
 from core.engine import Engine
 from core.report import ReportOptions, build_report
-from tests.realdata import CLAUDE_SETS, SETS
+from tests.realdata import CLAUDE_SETS, SETS, needs_realdata
 
 
 def _report(root: Path) -> dict[str, Any]:
@@ -45,6 +45,7 @@ def _both(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], 
     return fast, slow, taken[0]
 
 
+@needs_realdata
 @pytest.mark.parametrize("name", CLAUDE_SETS)
 def test_the_real_sets_read_the_same_with_and_without_the_shortcut(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast, slow, _ = _both(SETS[f"cc-{name}"], monkeypatch)
@@ -53,6 +54,7 @@ def test_the_real_sets_read_the_same_with_and_without_the_shortcut(name: str, mo
     assert fast["calls"] == slow["calls"] and fast["waste"] == slow["waste"]
 
 
+@needs_realdata
 def test_the_shortcut_is_taken_on_real_data(monkeypatch: pytest.MonkeyPatch) -> None:
     """(so the comparison above compares something: 576 of 793 later blocks in these sets keep their prompt)"""
     taken = sum(_both(SETS[f"cc-{name}"], monkeypatch)[2] for name in ("marot-spotter", "Crazytieguy-alignment-hive"))
@@ -93,6 +95,7 @@ def _deferred_and_eager(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[di
     return deferred, eager, judged[0] - once
 
 
+@needs_realdata
 @pytest.mark.parametrize("name", CLAUDE_SETS)
 def test_the_real_sets_read_the_same_with_verdicts_deferred(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     deferred, eager, _ = _deferred_and_eager(SETS[f"cc-{name}"], monkeypatch)

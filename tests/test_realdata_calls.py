@@ -21,7 +21,9 @@ from core.engine import Engine
 from core.model import CALL_KINDS
 from core.report import ReportOptions, build_report
 from core.report.schema import validate
-from tests.realdata import CLAUDE_SETS, REAL, SETS, claude_sessions, mux_workspace, pi_sessions
+from tests.realdata import CLAUDE_SETS, REAL, SETS, claude_sessions, mux_workspace, needs_realdata, pi_sessions
+
+pytestmark = needs_realdata
 
 ANTHROPIC_SETS = [f"cc-{name}" for name in CLAUDE_SETS] + ["pi", "mux"]
 

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from realdata import SETS
+from realdata import SETS, needs_realdata
 
 from core.engine import Engine
 from core.report import ReportOptions, build_report, render
@@ -34,6 +34,7 @@ def report(name: str) -> dict[str, Any]:
         engine.close()
 
 
+@needs_realdata
 @pytest.mark.parametrize("name", list(SETS))
 def test_the_markdown_opens_with_the_call_figures(name: str) -> None:
     rep = report(name)
@@ -61,12 +62,14 @@ def test_the_markdown_opens_with_the_call_figures(name: str) -> None:
         assert "| largest payload sent (after dedupe) | " in text
 
 
+@needs_realdata
 def test_a_senpi_summary_names_calls_and_log_lines_apart() -> None:
     text = "\n".join(render(report("senpi-live"), "md").splitlines()[:FIRST_LINES])
     assert "| calls | 15 (`senpi` 15) |" in text and "| continuity decisions (log lines) | 15 |" in text
     assert "| largest payload sent (after dedupe) | 6,782 bytes" in text  # bytes stay where they are exact
 
 
+@needs_realdata
 def test_the_claude_code_summary_gives_its_largest_prompt_in_tokens() -> None:
     md = render(report("cc-marot-spotter"), "md")
     row = next(line for line in md.splitlines() if line.startswith("| largest prompt (tokens) |"))
@@ -76,6 +79,7 @@ def test_the_claude_code_summary_gives_its_largest_prompt_in_tokens() -> None:
     assert "173,514 <small>turn 73</small>" in page and "prompt tokens" in page
 
 
+@needs_realdata
 def test_the_html_legends_are_the_same_in_every_run() -> None:
     """The payload graph's legend sorted kinds outside its colour table by a set's order."""
 
@@ -95,6 +99,7 @@ def test_the_html_legends_are_the_same_in_every_run() -> None:
     assert names[1] == ["delta", "re-send"]  # the bars drawn (aborted calls have no prompt to draw)
 
 
+@needs_realdata
 @pytest.mark.parametrize("name", ["pi", "cc-marot-spotter", "mux", "codex", "senpi-live"])
 def test_every_kind_drawn_is_in_its_legend(name: str) -> None:
     page = render(report(name), "html")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realdata import REAL
+from realdata import REAL, needs_realdata
 from report_helpers import report_for
 
 from core.engine import Engine
@@ -54,6 +54,7 @@ def _shape(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@needs_realdata
 @pytest.mark.parametrize(("name", "src", "files"), SETS, ids=[s[0] for s in SETS])
 def test_a_bom_before_every_file_changes_nothing_read(
     name: str, src: Path, files: list[str] | None, tmp_path: Path
@@ -83,6 +84,7 @@ def test_line_one_starts_after_the_bom_and_rereads_exactly(tmp_path: Path) -> No
     assert reread_line(Where(str(path), 1, 3, len(b'{"a": 1}'))) == b'{"a": 1}'
 
 
+@needs_realdata
 def test_a_pretty_printed_document_after_a_bom_is_one_record(tmp_path: Path) -> None:
     """mux's `partial.json` (pretty-printed, no trailing newline): the document joiner starts at line 1 wherever
     its first byte is."""

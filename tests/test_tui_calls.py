@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from realdata import SETS
+from realdata import SETS, needs_realdata
 from textual.content import Content
 from tui_fixtures import FROZEN, screen_output, wait_loaded
 
@@ -47,6 +47,7 @@ async def first_screen(name: str, size: tuple[int, int]) -> tuple[ContinuityApp,
     return app, app.run_test(size=size)
 
 
+@needs_realdata
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name", ["pi", "cc-marot-spotter", "cc-Crazytieguy-alignment-hive", "mux", "codex"])
 async def test_the_rates_pane_counts_the_calls_the_report_counts(name: str, size: tuple[int, int]) -> None:
@@ -76,6 +77,7 @@ async def test_the_rates_pane_counts_the_calls_the_report_counts(name: str, size
                 assert re.search(rf"{re.escape(kind)}\s+{n:,}\b", pane_text), (kind, pane_text)
 
 
+@needs_realdata
 async def test_the_rates_pane_names_both_units_on_a_senpi_history() -> None:
     app, running = await first_screen("senpi-live", (160, 45))
     async with running as pilot:
@@ -86,6 +88,7 @@ async def test_the_rates_pane_names_both_units_on_a_senpi_history() -> None:
         assert "resend 20.0% of 15 calls · log 20.0% of 15" in plain(pane.border_subtitle)
 
 
+@needs_realdata
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_sessions_pane_share_counts_every_resend(size: tuple[int, int]) -> None:
     """pi ffae836b has 10 re-sends in 471 calls with usage: it showed 0 % (fork and flatten only counted)."""
@@ -102,6 +105,7 @@ async def test_the_sessions_pane_share_counts_every_resend(size: tuple[int, int]
         assert share[0] == "5%" and any("ffae836b" in r and s == "2%" for r, s in zip(rows, share, strict=True)), rows
 
 
+@needs_realdata
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize(
     ("name", "agent"), [("cc-marot-spotter", "claude-code"), ("pi", "pi"), ("cc-oneryalcin-fasthooks", "claude-code")]
@@ -121,6 +125,7 @@ async def test_the_graph_shows_tokens_where_bytes_are_not_exact_and_says_so(
         assert graph.data.metric == "bytes" and "messages only, no system prompt or tools" in str(graph.border_title)
 
 
+@needs_realdata
 async def test_the_graph_keeps_bytes_where_they_are_exact() -> None:
     app, running = await first_screen("senpi-live", (160, 45))
     async with running as pilot:
@@ -130,6 +135,7 @@ async def test_the_graph_keeps_bytes_where_they_are_exact() -> None:
         assert str(graph.border_title) == "Payload bytes sent per call (log scale)"
 
 
+@needs_realdata
 @pytest.mark.parametrize("name", ["cc-marot-spotter", "pi", "senpi-live", "codex"])
 async def test_the_graph_legend_names_every_kind_it_draws_in_one_order(name: str) -> None:
     app, running = await first_screen(name, (160, 45))

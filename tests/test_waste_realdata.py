@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from tests.realdata import SETS
+from tests.realdata import SETS, needs_realdata
 from tests.test_realdata_calls import report
+
+pytestmark = needs_realdata
 
 SPOTTER_SESSION = "4d5611e5-241a-462a-8d15-5122611a9569"
 

@@ -17,6 +17,7 @@ from core.index import Index
 from core.report import build_report
 from tests.agents.codex.codex_lines import REAL, SID, T0, Rollout, rollout_path
 from tests.agents.codex.test_codex_calls import story
+from tests.realdata import needs_realdata
 from tui.cli import main
 
 OTHER_HOMES = (
@@ -153,6 +154,7 @@ def test_turns_and_sessions_in_the_report(tmp_path: Path) -> None:
     assert report["turns"][6]["tokens"] is None and report["turns"][6]["logged"]["source"] == "transcript"
 
 
+@needs_realdata
 def test_a_warm_index_run_reports_what_a_cold_run_does(
     tmp_path: Path, runs: list[Index], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,6 +15,9 @@ import pytest
 from core.engine import Engine
 from core.report import build_report
 from tests.agents.codex.codex_lines import REAL
+from tests.realdata import needs_realdata
+
+pytestmark = needs_realdata
 
 #: reviews/codex-format.md, "The reading that reproduces Codex's own totals": session id prefix -> (calls,
 #: input incl. cached, cached, output incl. reasoning, reasoning). ccusage 20.0.24: "same" on every row.

@@ -8,6 +8,7 @@ from core.agents import sniff
 from core.agents.codex.rollout import CodexLine, CodexRolloutAdapter, TokenUsage
 from core.model import Problem
 from tests.agents.codex.codex_lines import REAL
+from tests.realdata import needs_realdata
 
 ADAPTER = CodexRolloutAdapter()
 META = {
@@ -24,6 +25,7 @@ def parse(obj: object, lineno: int = 7, offset: int = 1234) -> CodexLine | Probl
     return records[0]
 
 
+@needs_realdata
 def test_sniffed_by_content_on_every_real_first_line_and_no_other_agents_line() -> None:
     firsts = [path.open("rb").readline() for path in sorted(REAL.glob("sessions/*/*/*/*.jsonl"))]
     assert len(firsts) == 14
@@ -39,6 +41,7 @@ def test_sniffed_by_content_on_every_real_first_line_and_no_other_agents_line() 
     assert not ADAPTER.sniff("/x", {"type": "world_state", "payload": {}, "timestamp": "2026-01-01T00:00:00Z"})
 
 
+@needs_realdata
 def test_every_real_line_parses_to_a_record() -> None:
     lines = problems = token_counts = 0
     for path in sorted(REAL.glob("sessions/*/*/*/*.jsonl")):
